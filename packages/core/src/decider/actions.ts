@@ -1,0 +1,141 @@
+import type { Json } from '../json.js';
+import type { TimerPurpose } from './events.js';
+import {
+  type Arrival,
+  type DecisionState,
+  type RunError,
+  type RunStatus,
+  type RunView,
+  type TaskError,
+  type TaskState,
+  type TaskStatus,
+  taskKey,
+} from './state.js';
+
+/** Identity of one attempt of one node instance. */
+export interface TaskIdentity {
+  readonly nodeId: string;
+  readonly iteration: string;
+  readonly attempt: number;
+}
+
+/** Dispatch details of a task a worker will run. */
+export interface TaskDispatch {
+  readonly taskType: string;
+  readonly priority: number;
+  readonly timeoutMs: number | null;
+}
+
+/**
+ * The changes one decision asks the shell to make. The shell writes all actions of a decision in one
+ * transaction, under the run's row lock.
+ */
+export type Action =
+  /** Insert a new attempt. If one with the same identity exists, the insert is absorbed and the shell
+   * schedules another evaluation (seed 001: absorbed duplicates). `queued` attempts are dispatched. */
+  | ({
+      readonly kind: 'create_task';
+      readonly status: Extract<TaskStatus, 'waiting' | 'queued' | 'completed' | 'skipped' | 'failed'>;
+      readonly input: Json | null;
+      readonly output: Json | null;
+      readonly error: TaskError | null;
+      readonly arrivals: readonly Arrival[];
+      readonly dispatch: TaskDispatch | null;
+    } & TaskIdentity)
+  /** Change an existing attempt that is still in `expect` status. */
+  | ({
+      readonly kind: 'update_task';
+      readonly expect: TaskStatus;
+      readonly status: TaskStatus;
+      readonly input?: Json | null;
+      readonly output?: Json | null;
+      readonly error?: TaskError | null;
+      readonly arrivals?: readonly Arrival[];
+      readonly dispatch?: TaskDispatch | null;
+    } & TaskIdentity)
+  /** Arm a timer that delivers a `timer_fired` event at `dueAt`. */
+  | { readonly kind: 'set_timer'; readonly dueAt: Date; readonly purpose: TimerPurpose }
+  /** Cancel every unfinished attempt and every timer of the run. */
+  | { readonly kind: 'cancel_open_work'; readonly reason: string }
+  /** Move the run to a final status. */
+  | {
+      readonly kind: 'finish_run';
+      readonly status: Extract<RunStatus, 'completed' | 'failed' | 'cancelled' | 'terminated'>;
+      readonly output: Json | null;
+      readonly error: RunError | null;
+    }
+  /** Count sink nodes that became done or skipped. */
+  | { readonly kind: 'add_sinks_done'; readonly count: number }
+  /** Append an event to the run's history. */
+  | {
+      readonly kind: 'record';
+      readonly type: string;
+      readonly nodeId?: string;
+      readonly iteration?: string;
+      readonly attempt?: number;
+      readonly data: Json;
+    };
+
+/** The kinds of action. */
+export type ActionKind = Action['kind'];
+
+/**
+ * Applies actions to decision state, giving the state the next decision of the same pass sees. Pure; the
+ * shell's writes must have the same effect on the stored state.
+ */
+export function evolve(state: DecisionState, actions: readonly Action[]): DecisionState {
+  const tasks = new Map(state.tasks);
+  let run = state.run;
+  for (const action of actions) run = applyAction(tasks, run, action);
+  return { run, tasks };
+}
+
+/** Applies one action to a mutable task map; returns the run as it is after the action. */
+export function applyAction(tasks: Map<string, TaskState | null>, run: RunView, action: Action): RunView {
+  switch (action.kind) {
+    case 'create_task': {
+      const key = taskKey(action.nodeId, action.iteration);
+      const existing = tasks.get(key);
+      if (existing && existing.attempt >= action.attempt) return run;
+      tasks.set(key, {
+        nodeId: action.nodeId,
+        iteration: action.iteration,
+        attempt: action.attempt,
+        status: action.status,
+        input: action.input,
+        output: action.output,
+        error: action.error,
+        arrivals: action.arrivals,
+      });
+      return run;
+    }
+    case 'update_task': {
+      const key = taskKey(action.nodeId, action.iteration);
+      const existing = tasks.get(key);
+      if (!existing || existing.attempt !== action.attempt || existing.status !== action.expect) return run;
+      tasks.set(key, {
+        ...existing,
+        status: action.status,
+        ...(action.input !== undefined ? { input: action.input } : {}),
+        ...(action.output !== undefined ? { output: action.output } : {}),
+        ...(action.error !== undefined ? { error: action.error } : {}),
+        ...(action.arrivals !== undefined ? { arrivals: action.arrivals } : {}),
+      });
+      return run;
+    }
+    case 'cancel_open_work':
+      for (const [key, task] of tasks) {
+        if (task && (task.status === 'waiting' || task.status === 'queued' || task.status === 'running')) {
+          tasks.set(key, { ...task, status: 'cancelled' });
+        }
+      }
+      return run;
+    case 'finish_run':
+      return { ...run, status: action.status };
+    case 'add_sinks_done':
+      return { ...run, sinksDone: run.sinksDone + action.count };
+    case 'set_timer':
+    case 'record':
+      return run;
+  }
+}

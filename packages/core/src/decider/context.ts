@@ -1,0 +1,52 @@
+import type { Workflow } from '../definition/workflow.js';
+import type { Json } from '../json.js';
+import { type Action, applyAction } from './actions.js';
+import { type DecisionState, lookupTask, type RunView, type TaskState } from './state.js';
+
+/**
+ * The working memory of one decision: the state as changed so far and the actions that changed it.
+ * Every change goes through `emit`, so what the decision reads afterwards is what the shell will store.
+ */
+export class DecisionContext {
+  readonly actions: Action[] = [];
+  private readonly tasks: Map<string, TaskState | null>;
+  private runView: RunView;
+
+  constructor(
+    readonly workflow: Workflow,
+    state: DecisionState,
+    readonly now: Date,
+  ) {
+    this.tasks = new Map(state.tasks);
+    this.runView = state.run;
+  }
+
+  get run(): RunView {
+    return this.runView;
+  }
+
+  /** The latest attempt of a node instance; null when none exists; throws MissingState if not loaded. */
+  task(nodeId: string, iteration: string): TaskState | null {
+    return lookupTask({ run: this.runView, tasks: this.tasks }, nodeId, iteration);
+  }
+
+  emit(action: Action): void {
+    this.actions.push(action);
+    this.runView = applyAction(this.tasks, this.runView, action);
+  }
+
+  /** Appends a history event. */
+  record(type: string, data: Json, at?: { nodeId: string; iteration: string; attempt?: number }): void {
+    this.emit({
+      kind: 'record',
+      type,
+      data,
+      ...(at ? { nodeId: at.nodeId, iteration: at.iteration } : {}),
+      ...(at?.attempt !== undefined ? { attempt: at.attempt } : {}),
+    });
+  }
+
+  state(): DecisionState {
+    return { run: this.runView, tasks: this.tasks };
+  }
+}

@@ -1,0 +1,164 @@
+import type { Workflow } from '../definition/workflow.js';
+import type { Json } from '../json.js';
+import type { Action } from './actions.js';
+import { retryDelayMs } from './backoff.js';
+import { DecisionContext } from './context.js';
+import type { RunEvent } from './events.js';
+import { activate, failRun, propagate } from './flow.js';
+import { type DecisionState, MissingState } from './state.js';
+
+/** What one decision gives back: the actions to write, or the node instances it still needs loaded. */
+export type DecideResult =
+  | { readonly kind: 'decided'; readonly actions: readonly Action[]; readonly state: DecisionState }
+  | {
+      readonly kind: 'needs';
+      readonly keys: readonly { readonly nodeId: string; readonly iteration: string }[];
+    };
+
+/**
+ * The decider: given a workflow, the part of a run's state it needs, one event and the time, says what
+ * changes. Pure: no database, clock, randomness or network. When it reads a node instance the shell did
+ * not load, it returns `needs` and the shell loads it and calls again, which gives the same answer.
+ */
+export async function decide(
+  workflow: Workflow,
+  state: DecisionState,
+  event: RunEvent,
+  now: Date,
+): Promise<DecideResult> {
+  const ctx = new DecisionContext(workflow, state, now);
+  try {
+    await handle(ctx, event);
+  } catch (e) {
+    if (e instanceof MissingState) return { kind: 'needs', keys: e.keys };
+    throw e;
+  }
+  return { kind: 'decided', actions: ctx.actions, state: ctx.state() };
+}
+
+async function handle(ctx: DecisionContext, event: RunEvent): Promise<void> {
+  const running = ctx.run.status === 'running';
+  switch (event.kind) {
+    case 'run_started': {
+      if (!running) return;
+      const entries = ctx.workflow.graph.entries;
+      if (entries.some((id) => ctx.task(id, '') !== null)) return; // already started
+      ctx.record('run.started', { input: ctx.run.input });
+      for (const id of entries) {
+        if (ctx.run.status !== 'running') return;
+        await activate(ctx, id, '', null, []);
+      }
+      return;
+    }
+    case 'node_completed': {
+      const task = ctx.task(event.nodeId, event.iteration);
+      if (!task || task.attempt !== event.attempt || task.status !== 'completed') return; // stale
+      const at = { nodeId: event.nodeId, iteration: event.iteration, attempt: event.attempt };
+      ctx.record('task.completed', { output: task.output }, at);
+      if (!running) return;
+      await propagate(ctx, event.nodeId, event.iteration, true);
+      return;
+    }
+    case 'node_failed': {
+      const task = ctx.task(event.nodeId, event.iteration);
+      if (!task || task.attempt !== event.attempt) return; // stale
+      const at = { nodeId: event.nodeId, iteration: event.iteration, attempt: event.attempt };
+      const node = ctx.workflow.node(event.nodeId);
+      const policy = node.kind === 'task' ? node.retry : null;
+      const canRetry =
+        running && event.error.retryable && policy !== null && event.attempt < policy.maxAttempts;
+      if (!canRetry) {
+        ctx.record('task.failed', { error: event.error as unknown as Json, final: true }, at);
+        if (!running) return;
+        const why =
+          event.error.reason === 'error'
+            ? event.error.message
+            : `${event.error.reason.replace('_', ' ')}: ${event.error.message}`;
+        const tries = event.attempt > 1 ? ` after ${event.attempt} attempts` : '';
+        failRun(ctx, {
+          message: `node "${event.nodeId}" failed${tries}: ${why}`,
+          node: event.nodeId,
+          reason: event.error.reason,
+        });
+        return;
+      }
+      const delayMs = retryDelayMs(policy, event.attempt);
+      ctx.record(
+        'task.failed',
+        { error: event.error as unknown as Json, final: false, retry_in_ms: delayMs },
+        at,
+      );
+      if (delayMs === 0) {
+        retry(ctx, event.nodeId, event.iteration, event.attempt, task.input);
+        return;
+      }
+      ctx.emit({
+        kind: 'set_timer',
+        dueAt: new Date(ctx.now.getTime() + delayMs),
+        purpose: { kind: 'retry', nodeId: event.nodeId, iteration: event.iteration, attempt: event.attempt },
+      });
+      return;
+    }
+    case 'timer_fired': {
+      if (!running) return;
+      const { nodeId, iteration, attempt } = event.purpose;
+      const task = ctx.task(nodeId, iteration);
+      if (!task || task.attempt !== attempt || (task.status !== 'failed' && task.status !== 'timed_out'))
+        return;
+      retry(ctx, nodeId, iteration, attempt, task.input);
+      return;
+    }
+    case 'run_cancelled': {
+      if (ctx.run.status !== 'running' && ctx.run.status !== 'paused') return;
+      const message = event.reason ? `cancelled by ${event.by}: ${event.reason}` : `cancelled by ${event.by}`;
+      ctx.emit({ kind: 'cancel_open_work', reason: message });
+      ctx.emit({
+        kind: 'finish_run',
+        status: 'cancelled',
+        output: null,
+        error: { message, reason: 'cancelled' },
+      });
+      ctx.record('run.cancelled', { by: event.by, reason: event.reason ?? null });
+      return;
+    }
+    case 'report_refused': {
+      ctx.record(
+        'task.report_refused',
+        {
+          report: event.report,
+          why: event.why,
+          worker: event.worker,
+          ...(event.details !== undefined ? { details: event.details } : {}),
+        },
+        { nodeId: event.nodeId, iteration: event.iteration, attempt: event.attempt },
+      );
+      return;
+    }
+  }
+}
+
+/** Schedules the attempt after `failedAttempt` with the same input. */
+function retry(
+  ctx: DecisionContext,
+  nodeId: string,
+  iteration: string,
+  failedAttempt: number,
+  input: Json | null,
+): void {
+  const node = ctx.workflow.node(nodeId);
+  if (node.kind !== 'task') return;
+  const attempt = failedAttempt + 1;
+  ctx.emit({
+    kind: 'create_task',
+    nodeId,
+    iteration,
+    attempt,
+    status: 'queued',
+    input,
+    output: null,
+    error: null,
+    arrivals: [],
+    dispatch: { taskType: node.taskType, priority: node.priority, timeoutMs: node.timeoutMs },
+  });
+  ctx.record('task.scheduled', { task_type: node.taskType, retry: true }, { nodeId, iteration, attempt });
+}

@@ -1,0 +1,56 @@
+import type { Workflow } from '../definition/workflow.js';
+import type { RunEvent } from './events.js';
+import type { RunView } from './state.js';
+
+/** A node instance to load: node id and iteration. */
+export interface StateKey {
+  readonly nodeId: string;
+  readonly iteration: string;
+}
+
+/**
+ * The node instances a decision on `event` will most likely read, so the shell can load them in one
+ * query before deciding. It is a guess, not a contract: anything missed is asked for by `decide`.
+ */
+export function planLoad(workflow: Workflow, run: RunView, event: RunEvent): StateKey[] {
+  const keys = new Map<string, StateKey>();
+  const add = (nodeId: string, iteration: string) =>
+    keys.set(`${nodeId}\u0000${iteration}`, { nodeId, iteration });
+  const { graph } = workflow;
+  const around = (nodeId: string, iteration: string) => {
+    add(nodeId, iteration);
+    for (const next of graph.successors.get(nodeId) ?? []) {
+      add(next, iteration);
+      for (const ref of workflow.inputMapping(next)?.refs ?? []) add(ref, iteration);
+    }
+    const nearEnd = run.sinksDone + 1 >= graph.sinks.length;
+    const reachesSink =
+      graph.sinks.includes(nodeId) ||
+      (graph.successors.get(nodeId) ?? []).some((n) => graph.sinks.includes(n));
+    if (nearEnd && reachesSink) {
+      for (const sink of graph.sinks) add(sink, '');
+      for (const ref of workflow.outputMapping?.refs ?? []) add(ref, '');
+    }
+  };
+  switch (event.kind) {
+    case 'run_started':
+      for (const id of graph.entries) {
+        add(id, '');
+        for (const ref of workflow.inputMapping(id)?.refs ?? []) add(ref, '');
+      }
+      break;
+    case 'node_completed':
+      around(event.nodeId, event.iteration);
+      break;
+    case 'node_failed':
+    case 'report_refused':
+      add(event.nodeId, event.iteration);
+      break;
+    case 'timer_fired':
+      add(event.purpose.nodeId, event.purpose.iteration);
+      break;
+    case 'run_cancelled':
+      break;
+  }
+  return [...keys.values()];
+}

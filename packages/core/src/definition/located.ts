@@ -1,0 +1,100 @@
+import { isAlias, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import type { Json } from '../json.js';
+
+/** A YAML value with the line it starts on, so that every problem can point at the source. */
+export type Located =
+  | { readonly kind: 'map'; readonly line: number; readonly entries: readonly LocatedEntry[] }
+  | { readonly kind: 'seq'; readonly line: number; readonly items: readonly Located[] }
+  | { readonly kind: 'scalar'; readonly line: number; readonly value: string | number | boolean | null };
+
+/** One `key: value` of a YAML map. */
+export interface LocatedEntry {
+  readonly key: string;
+  readonly line: number;
+  readonly value: Located;
+}
+
+/** A YAML syntax problem. */
+export interface SyntaxProblem {
+  readonly line: number;
+  readonly message: string;
+}
+
+/** Parses YAML text into a located tree, or lists the syntax problems (duplicate keys included). */
+export function parseLocated(text: string): { tree: Located | null; problems: SyntaxProblem[] } {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: false, prettyErrors: false });
+  const problems: SyntaxProblem[] = doc.errors.map((e) => ({
+    line: e.linePos?.[0]?.line ?? 1,
+    message: e.message.split('\n')[0] ?? e.message,
+  }));
+  if (problems.length > 0) return { tree: null, problems };
+  const lineOf = (node: Node | null | undefined): number =>
+    node?.range ? lineCounter.linePos(node.range[0]).line : 1;
+  const convert = (node: unknown): Located => {
+    if (isAlias(node)) return convert(node.resolve(doc));
+    if (isMap(node)) {
+      const entries: LocatedEntry[] = [];
+      const first = new Map<string, number>();
+      for (const pair of node.items) {
+        const keyNode = pair.key as Node | null;
+        const key = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
+        const line = lineOf(keyNode);
+        const earlier = first.get(key);
+        if (earlier !== undefined) {
+          problems.push({
+            line,
+            message: `the key "${key}" appears twice in one map (first on line ${earlier})`,
+          });
+          continue;
+        }
+        first.set(key, line);
+        entries.push({
+          key,
+          line,
+          value: pair.value == null ? { kind: 'scalar', line, value: null } : convert(pair.value),
+        });
+      }
+      return { kind: 'map', line: lineOf(node), entries };
+    }
+    if (isSeq(node)) return { kind: 'seq', line: lineOf(node), items: node.items.map(convert) };
+    if (isScalar(node)) {
+      const v = node.value;
+      const value =
+        v === undefined || v === null
+          ? null
+          : typeof v === 'object'
+            ? String(v)
+            : (v as string | number | boolean);
+      return { kind: 'scalar', line: lineOf(node), value };
+    }
+    return { kind: 'scalar', line: 1, value: null };
+  };
+  if (doc.contents == null) return { tree: null, problems: [{ line: 1, message: 'the document is empty' }] };
+  const tree = convert(doc.contents);
+  return problems.length > 0 ? { tree: null, problems } : { tree, problems };
+}
+
+/** Turns a located tree back into plain JSON. */
+export function toJson(node: Located): Json {
+  switch (node.kind) {
+    case 'scalar':
+      return node.value;
+    case 'seq':
+      return node.items.map(toJson);
+    case 'map': {
+      const out: { [key: string]: Json } = {};
+      for (const entry of node.entries) out[entry.key] = toJson(entry.value);
+      return out;
+    }
+  }
+}
+
+/** Describes a located value for error messages: `a list`, `text "x"`, `the number 3`. */
+export function describeLocated(node: Located): string {
+  if (node.kind === 'map') return 'a map';
+  if (node.kind === 'seq') return 'a list';
+  if (node.value === null) return 'empty';
+  if (typeof node.value === 'string') return `text ${JSON.stringify(node.value)}`;
+  return `${typeof node.value} ${String(node.value)}`;
+}

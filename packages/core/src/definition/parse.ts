@@ -1,0 +1,241 @@
+import type { MappingSource } from '../expr/mapping.js';
+import type { JsonObject } from '../json.js';
+import { isJsonObject } from '../json.js';
+import { err, ok, type Result } from '../result.js';
+import { describeLocated, type Located, parseLocated } from './located.js';
+import type { DefinitionProblem } from './problems.js';
+import { MapReader } from './reader.js';
+import {
+  DEFAULT_RETRY,
+  type Definition,
+  type EdgeDef,
+  type JoinMode,
+  type NodeDef,
+  type NodeKind,
+  type RetryPolicy,
+} from './types.js';
+import { validateDefinition } from './validate.js';
+
+/** Definition names: letters, digits, `.`, `_` and `-`, starting with a letter or digit. */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** Node ids are plain identifiers, so that expressions can read them as `nodes.<id>`. */
+export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** Task types: what workers poll for. */
+export const TASK_TYPE_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/;
+
+const NODE_KINDS: readonly NodeKind[] = ['task', 'noop'];
+const MAX_TIMEOUT_MS = 365 * 86_400_000;
+
+interface Defaults {
+  readonly retry: RetryPolicy;
+  readonly timeoutMs: number | null;
+  readonly priority: number;
+}
+
+/**
+ * Parses and validates a YAML definition. Every problem found is returned, each with its line and, where
+ * it belongs to a node, the node id; nothing is returned half-valid.
+ */
+export function parseDefinition(text: string): Result<Definition, DefinitionProblem[]> {
+  const { tree, problems: syntax } = parseLocated(text);
+  if (!tree)
+    return err(syntax.map((p) => ({ line: p.line, path: '', message: `YAML syntax: ${p.message}` })));
+  const problems: DefinitionProblem[] = [];
+  if (tree.kind !== 'map') {
+    return err([
+      {
+        line: tree.line,
+        path: '',
+        message: `a definition must be a map with name, nodes and edges, not ${describeLocated(tree)}`,
+      },
+    ]);
+  }
+  const top = new MapReader(tree, '', problems);
+  const name = top.string('name', {
+    required: true,
+    pattern: NAME_PATTERN,
+    patternHint: 'is not a valid name: use letters, digits, ".", "_" and "-"',
+  });
+  const description = top.string('description');
+  const inputSchema = top.json('input_schema');
+  if (inputSchema !== undefined && inputSchema !== null && !isJsonObject(inputSchema)) {
+    top.problem('must be a JSON Schema object', top.lineOf('input_schema'), 'input_schema');
+  }
+  const output = top.json('output');
+  const defaults = readDefaults(top);
+  const nodes = readNodes(top, defaults, problems);
+  const edges = readEdges(top, problems);
+  top.done('a definition (expected name, description, input_schema, output, defaults, nodes, edges)');
+  if (problems.length > 0 || name === undefined) return err(problems);
+  const definition: Definition = {
+    name,
+    ...(description !== undefined ? { description } : {}),
+    nodes,
+    edges,
+    inputSchema: isJsonObject(inputSchema) ? (inputSchema as JsonObject) : null,
+    output: (output ?? null) as MappingSource | null,
+  };
+  const checked = validateDefinition(definition);
+  return checked.length > 0 ? err(checked) : ok(definition);
+}
+
+function readDefaults(top: MapReader): Defaults {
+  const reader = top.map('defaults');
+  if (!reader) return { retry: DEFAULT_RETRY, timeoutMs: null, priority: 0 };
+  const retry = readRetry(reader, DEFAULT_RETRY);
+  const timeoutMs = reader.duration('timeout', { minMs: 1, maxMs: MAX_TIMEOUT_MS }) ?? null;
+  const priority = reader.integer('priority', { min: -1000, max: 1000 }) ?? 0;
+  reader.done('defaults (expected retry, timeout, priority)');
+  return { retry, timeoutMs, priority };
+}
+
+function readRetry(parent: MapReader, base: RetryPolicy): RetryPolicy {
+  const reader = parent.map('retry');
+  if (!reader) return base;
+  const maxAttempts = reader.integer('max_attempts', { min: 1, max: 1000 }) ?? base.maxAttempts;
+  const backoff = reader.oneOf('backoff', ['fixed', 'exponential'] as const) ?? base.backoff;
+  const delayMs = reader.duration('delay', { minMs: 0, maxMs: MAX_TIMEOUT_MS }) ?? base.delayMs;
+  const maxDelayMs =
+    reader.duration('max_delay', { minMs: 0, maxMs: MAX_TIMEOUT_MS }) ?? Math.max(base.maxDelayMs, delayMs);
+  const factor = reader.number('factor', { min: 1 }) ?? base.factor;
+  reader.done('a retry policy (expected max_attempts, backoff, delay, max_delay, factor)');
+  if (maxDelayMs < delayMs)
+    reader.problem(`max_delay must not be shorter than delay`, reader.lineOf('max_delay'));
+  return { maxAttempts, backoff, delayMs, maxDelayMs, factor };
+}
+
+function readNodes(top: MapReader, defaults: Defaults, problems: DefinitionProblem[]): NodeDef[] {
+  const entry = top.entry('nodes');
+  if (!entry) {
+    top.problem('a definition needs a "nodes" list with at least one node');
+    return [];
+  }
+  if (entry.value.kind !== 'seq') {
+    top.problem(`must be a list of nodes, not ${describeLocated(entry.value)}`, entry.line, 'nodes');
+    return [];
+  }
+  const nodes: NodeDef[] = [];
+  entry.value.items.forEach((item, index) => {
+    const node = readNode(item, index, defaults, problems);
+    if (node) nodes.push(node);
+  });
+  return nodes;
+}
+
+function readNode(
+  item: Located,
+  index: number,
+  defaults: Defaults,
+  problems: DefinitionProblem[],
+): NodeDef | undefined {
+  const path = `nodes[${index}]`;
+  if (item.kind !== 'map') {
+    problems.push({
+      line: item.line,
+      path,
+      message: `${path}: a node must be a map with an id, not ${describeLocated(item)}`,
+    });
+    return undefined;
+  }
+  const idEntry = item.entries.find((e) => e.key === 'id');
+  const rawId =
+    idEntry?.value.kind === 'scalar' && typeof idEntry.value.value === 'string'
+      ? idEntry.value.value
+      : undefined;
+  const r = new MapReader(item, path, problems, rawId);
+  const id = r.string('id', {
+    required: true,
+    pattern: NODE_ID_PATTERN,
+    patternHint:
+      'is not a valid node id: use letters, digits and "_", starting with a letter (so expressions can say nodes.<id>)',
+  });
+  const kind = r.has('kind') ? r.oneOf('kind', NODE_KINDS) : 'task';
+  const description = r.string('description');
+  const join: JoinMode = r.oneOf('join', ['all', 'any'] as const) ?? 'all';
+  if (id === undefined || kind === undefined) {
+    r.done('a node');
+    return undefined;
+  }
+  const common = { id, line: item.line, join, ...(description !== undefined ? { description } : {}) };
+  switch (kind) {
+    case 'task': {
+      const taskType = r.string('task_type', {
+        required: true,
+        pattern: TASK_TYPE_PATTERN,
+        patternHint: 'is not a valid task type: use letters, digits, ".", "_", ":", "/" and "-"',
+      });
+      const input = r.json('input');
+      const retry = readRetry(r, defaults.retry);
+      const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_TIMEOUT_MS }) ?? defaults.timeoutMs;
+      const priority = r.integer('priority', { min: -1000, max: 1000 }) ?? defaults.priority;
+      r.done(
+        'a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority)',
+      );
+      if (taskType === undefined) return undefined;
+      return {
+        ...common,
+        kind,
+        taskType,
+        input: input === undefined ? null : input,
+        retry,
+        timeoutMs,
+        priority,
+      };
+    }
+    case 'noop':
+      r.done('a noop node (expected id, kind, description, join)');
+      return { ...common, kind };
+  }
+}
+
+function readEdges(top: MapReader, problems: DefinitionProblem[]): EdgeDef[] {
+  const entry = top.entry('edges');
+  if (!entry || (entry.value.kind === 'scalar' && entry.value.value === null)) return [];
+  if (entry.value.kind !== 'seq') {
+    top.problem(
+      `must be a list of edges like {from: a, to: b}, not ${describeLocated(entry.value)}`,
+      entry.line,
+      'edges',
+    );
+    return [];
+  }
+  const edges: EdgeDef[] = [];
+  entry.value.items.forEach((item, index) => {
+    const path = `edges[${index}]`;
+    if (item.kind !== 'map') {
+      problems.push({
+        line: item.line,
+        path,
+        message: `${path}: an edge must be a map like {from: a, to: b}, not ${describeLocated(item)}`,
+      });
+      return;
+    }
+    const r = new MapReader(item, path, problems);
+    const from = r.string('from', { required: true });
+    const toEntry = r.entry('to');
+    r.done('an edge (expected from, to)');
+    if (!toEntry) {
+      r.problem('is required', item.line, 'to');
+      return;
+    }
+    const targets: string[] = [];
+    if (toEntry.value.kind === 'scalar' && typeof toEntry.value.value === 'string')
+      targets.push(toEntry.value.value);
+    else if (
+      toEntry.value.kind === 'seq' &&
+      toEntry.value.items.every((t) => t.kind === 'scalar' && typeof t.value === 'string')
+    ) {
+      for (const t of toEntry.value.items) if (t.kind === 'scalar') targets.push(String(t.value));
+    } else {
+      r.problem(
+        `must be a node id or a list of node ids, not ${describeLocated(toEntry.value)}`,
+        toEntry.line,
+        'to',
+      );
+      return;
+    }
+    if (from === undefined) return;
+    for (const to of targets) edges.push({ from, to, line: item.line });
+  });
+  return edges;
+}

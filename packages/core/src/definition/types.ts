@@ -1,0 +1,77 @@
+import type { MappingSource } from '../expr/mapping.js';
+import type { JsonObject } from '../json.js';
+
+/** How a node with several incoming edges waits: for every branch that can still arrive, or the first. */
+export type JoinMode = 'all' | 'any';
+
+/** When and how often a failed task attempt is tried again. */
+export interface RetryPolicy {
+  /** Attempts in all, the first included: 1 means never retry. */
+  readonly maxAttempts: number;
+  readonly backoff: 'fixed' | 'exponential';
+  /** Wait before the second attempt. */
+  readonly delayMs: number;
+  /** Cap on the wait between attempts. */
+  readonly maxDelayMs: number;
+  /** Growth per attempt for exponential backoff. */
+  readonly factor: number;
+}
+
+/** Fields every node has. `line` is where the node starts in the YAML source (1-based, 0 if built in code). */
+interface NodeCommon {
+  readonly id: string;
+  readonly line: number;
+  readonly join: JoinMode;
+  readonly description?: string;
+}
+
+/** A unit of work done by an external worker that polls for its `taskType`. */
+export interface TaskNode extends NodeCommon {
+  readonly kind: 'task';
+  readonly taskType: string;
+  readonly input: MappingSource | null;
+  readonly retry: RetryPolicy;
+  /** Longest one attempt may run; null for no limit (the lease still guards against dead workers). */
+  readonly timeoutMs: number | null;
+  /** Higher runs first among queued tasks of one task type. */
+  readonly priority: number;
+}
+
+/** A node that does nothing: useful as an explicit join point or a placeholder. */
+export interface NoopNode extends NodeCommon {
+  readonly kind: 'noop';
+}
+
+/** Every kind of node. */
+export type NodeDef = TaskNode | NoopNode;
+
+/** The kinds of node, as written in YAML. */
+export type NodeKind = NodeDef['kind'];
+
+/** A directed edge: `to` starts once `from` is done (and, for joins, once its other branches are). */
+export interface EdgeDef {
+  readonly from: string;
+  readonly to: string;
+  readonly line: number;
+}
+
+/** A workflow definition: the validated, normalised form of one YAML document. */
+export interface Definition {
+  readonly name: string;
+  readonly description?: string;
+  readonly nodes: readonly NodeDef[];
+  readonly edges: readonly EdgeDef[];
+  /** JSON Schema the run input must satisfy, checked at start. */
+  readonly inputSchema: JsonObject | null;
+  /** Mapping that computes the run's output; by default the outputs of the last nodes, keyed by id. */
+  readonly output: MappingSource | null;
+}
+
+/** The retry policy a task gets when it names none. */
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxAttempts: 3,
+  backoff: 'exponential',
+  delayMs: 1000,
+  maxDelayMs: 300_000,
+  factor: 2,
+};

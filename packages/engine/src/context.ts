@@ -1,0 +1,18 @@
+import type { EngineConfig } from './config.js';
+import type { DefinitionService } from './definitions.js';
+import type { Dispatcher } from './dispatcher.js';
+import type { Evaluator } from './evaluator.js';
+import type { Logger } from './logger.js';
+import type { Store } from './store.js';
+import type { Wakeups } from './wakeups.js';
+
+/** What the engine's services share. */
+export interface EngineContext {
+  readonly store: Store;
+  readonly dispatcher: Dispatcher;
+  readonly config: EngineConfig;
+  readonly definitions: DefinitionService;
+  readonly evaluator: Evaluator;
+  readonly wakeups: Wakeups;
+  readonly logger: Logger;
+}

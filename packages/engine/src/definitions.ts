@@ -1,0 +1,92 @@
+import {
+  compileWorkflow,
+  type Definition,
+  definitionHash,
+  formatProblem,
+  parseDefinition,
+  WeftError,
+  type Workflow,
+} from '@weft/core';
+import type { DefinitionRecord } from './records.js';
+import type { Store } from './store.js';
+
+/** Deploys definitions and serves them, compiled, to the evaluator. Versions are immutable, so caching is safe. */
+export class DefinitionService {
+  private readonly compiled = new Map<string, Workflow>();
+  private readonly records = new Map<string, DefinitionRecord>();
+
+  constructor(private readonly store: Store) {}
+
+  /**
+   * Validates YAML and stores it as a version: the same content gives back the existing version, changed
+   * content the next number. Invalid YAML changes nothing and throws `invalid_definition` listing every
+   * problem with its line.
+   */
+  async deploy(namespace: string, source: string): Promise<{ record: DefinitionRecord; created: boolean }> {
+    const parsed = parseDefinition(source);
+    if (!parsed.ok) {
+      const lines = parsed.error.map(formatProblem);
+      throw new WeftError(
+        'invalid_definition',
+        `the definition has ${lines.length} problem(s):\n${lines.join('\n')}`,
+        422,
+        {
+          problems: parsed.error,
+        },
+      );
+    }
+    return this.deployParsed(namespace, parsed.value, source);
+  }
+
+  /** Stores an already validated definition (built in code, for instance). */
+  async deployParsed(
+    namespace: string,
+    definition: Definition,
+    source: string,
+  ): Promise<{ record: DefinitionRecord; created: boolean }> {
+    const hash = definitionHash(definition);
+    const result = await this.store.transaction((tx) =>
+      tx.deployDefinition(namespace, definition.name, hash, source, definition),
+    );
+    this.records.set(result.record.id, result.record);
+    return result;
+  }
+
+  /** A definition version by name (latest when no version is given), or a `definition_not_found` error. */
+  async resolve(
+    namespace: string,
+    name: string,
+    version?: number,
+  ): Promise<{ record: DefinitionRecord; workflow: Workflow }> {
+    const record = await this.store.getDefinition(namespace, name, version);
+    if (!record) {
+      const what =
+        version === undefined ? `definition "${name}"` : `version ${version} of definition "${name}"`;
+      throw new WeftError(
+        'definition_not_found',
+        `${what} is not deployed in namespace "${namespace}"; deploy it first`,
+        404,
+      );
+    }
+    this.records.set(record.id, record);
+    return { record, workflow: this.compile(record) };
+  }
+
+  /** The compiled workflow of a stored version. */
+  async workflow(definitionId: string): Promise<Workflow> {
+    const hit = this.compiled.get(definitionId);
+    if (hit) return hit;
+    const record = this.records.get(definitionId) ?? (await this.store.getDefinitionById(definitionId));
+    if (!record) throw new Error(`definition ${definitionId} is missing from the store`);
+    return this.compile(record);
+  }
+
+  private compile(record: DefinitionRecord): Workflow {
+    let workflow = this.compiled.get(record.id);
+    if (!workflow) {
+      workflow = compileWorkflow(record.definition);
+      this.compiled.set(record.id, workflow);
+    }
+    return workflow;
+  }
+}

@@ -1,0 +1,87 @@
+import { decideRound, leaseRound, timerRound } from './background.js';
+import { type Clock, systemClock } from './clock.js';
+import { DEFAULT_CONFIG, type EngineConfig } from './config.js';
+import type { EngineContext } from './context.js';
+import { DefinitionService } from './definitions.js';
+import { type Dispatcher, tableDispatcher } from './dispatcher.js';
+import { Evaluator } from './evaluator.js';
+import { type Logger, silentLogger } from './logger.js';
+import { BackgroundLoop } from './loop.js';
+import { RunService } from './runs.js';
+import type { Store } from './store.js';
+import { TaskService } from './tasks.js';
+import { Wakeups } from './wakeups.js';
+
+/** What an engine is built from. Only the store is required. */
+export interface EngineOptions {
+  readonly store: Store;
+  readonly dispatcher?: Dispatcher;
+  readonly config?: Partial<EngineConfig>;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+}
+
+/**
+ * The engine: definitions, runs and tasks as services over a store, plus the background loops that fire
+ * timers, expire leases and take deferred decisions. Holds no state of its own that matters: any number
+ * of engines may share one store.
+ */
+export class Engine {
+  readonly definitions: DefinitionService;
+  readonly runs: RunService;
+  readonly tasks: TaskService;
+  readonly context: EngineContext;
+  private readonly loops: BackgroundLoop[] = [];
+  private unlisten: (() => Promise<void>) | null = null;
+  private started = false;
+
+  constructor(options: EngineOptions) {
+    const config: EngineConfig = { ...DEFAULT_CONFIG, ...options.config };
+    const definitions = new DefinitionService(options.store);
+    this.context = {
+      store: options.store,
+      dispatcher: options.dispatcher ?? tableDispatcher,
+      config,
+      definitions,
+      evaluator: new Evaluator(definitions),
+      wakeups: new Wakeups(),
+      logger: options.logger ?? silentLogger,
+    };
+    this.definitions = definitions;
+    this.runs = new RunService(this.context);
+    this.tasks = new TaskService(this.context);
+    const clock = options.clock ?? systemClock;
+    const onError = (name: string, error: unknown) =>
+      this.context.logger.error(
+        { loop: name, error: error instanceof Error ? error.message : String(error) },
+        'background loop round failed',
+      );
+    const ctx = this.context;
+    this.loops.push(
+      new BackgroundLoop('decide', () => decideRound(ctx), config.decidePollMs, clock, onError),
+      new BackgroundLoop('timers', () => timerRound(ctx), config.timerPollMs, clock, onError),
+      new BackgroundLoop('leases', () => leaseRound(ctx), config.leasePollMs, clock, onError),
+    );
+    this.context.wakeups.on('decisions', () => this.loops[0]!.wake());
+    this.context.wakeups.on('timers', () => this.loops[1]!.wake());
+  }
+
+  /** Starts the background loops and listens for other processes' wake-ups. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    if (this.context.config.crossProcessWakeups) {
+      this.unlisten = await this.context.store.listen((w) => this.context.wakeups.publish(w));
+    }
+    if (this.context.config.backgroundLoops) for (const loop of this.loops) loop.start();
+  }
+
+  /** Stops the loops; the store stays open (its owner closes it). */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    await Promise.all(this.loops.map((l) => l.stop()));
+    await this.unlisten?.();
+    this.unlisten = null;
+  }
+}

@@ -1,0 +1,274 @@
+import { randomUUID } from 'node:crypto';
+import { type Action, type RunEvent, taskKey } from '@weft/core';
+import type { Dispatcher } from './dispatcher.js';
+import { uuidv7 } from './ids.js';
+import {
+  emptyWriteSet,
+  type LeasedTask,
+  type LockedRun,
+  type QueueRow,
+  type RunUpdateRow,
+  type WriteSet,
+} from './records.js';
+import type { StoreTx, Wakeup } from './store.js';
+import type { Wakeups } from './wakeups.js';
+
+/** A worker's free capacity offered to a pass: tasks it decides may go straight to that worker. */
+export interface EagerSlot {
+  readonly worker: string;
+  readonly namespace: string;
+  readonly taskTypes: ReadonlySet<string>;
+  readonly max: number;
+  readonly leaseMs: number;
+}
+
+/**
+ * One transaction's worth of decisions, turned into writes. Collects the actions of every run decided in
+ * the transaction, numbers history events, dispatches queued tasks (or hands them straight to a waiting
+ * worker), writes everything in one pipelined round trip and, after commit, wakes whoever waits.
+ */
+export class Pass {
+  readonly writes: WriteSet = emptyWriteSet();
+  readonly leased: LeasedTask[] = [];
+  private readonly toDispatch: QueueRow[] = [];
+  private readonly runUpdates = new Map<string, RunUpdateRow>();
+  private readonly requested = new Set<string>();
+  private readonly seqs = new Map<string, number>();
+  private readonly wakeTypes = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly dispatcher: Dispatcher,
+    private readonly eager: EagerSlot | null = null,
+  ) {}
+
+  /** Appends events to a run's inbox and asks for a decision (for runs this transaction could not lock). */
+  deferEvents(runId: string, events: readonly RunEvent[]): void {
+    for (const event of events) this.writes.inboxAppend.push({ runId, event });
+    if (events.length > 0) this.requested.add(runId);
+  }
+
+  /** Turns one run's actions into writes. `ids` maps loaded node instances to their task row ids. */
+  addActions(run: LockedRun, actions: readonly Action[], ids: ReadonlyMap<string, string>): void {
+    let seq = this.seqs.get(run.id) ?? run.lastSeq;
+    const w = this.writes;
+    for (const action of actions) {
+      switch (action.kind) {
+        case 'create_task': {
+          const id = uuidv7(run.now.getTime());
+          const lease =
+            action.status === 'queued' && action.dispatch
+              ? this.offer(
+                  run,
+                  id,
+                  action.nodeId,
+                  action.iteration,
+                  action.attempt,
+                  action.dispatch,
+                  action.input,
+                )
+              : null;
+          w.newTasks.push({
+            id,
+            runId: run.id,
+            namespace: run.namespace,
+            nodeId: action.nodeId,
+            iteration: action.iteration,
+            attempt: action.attempt,
+            status: lease ? 'running' : action.status,
+            taskType: action.dispatch?.taskType ?? null,
+            priority: action.dispatch?.priority ?? 0,
+            timeoutMs: action.dispatch?.timeoutMs ?? null,
+            input: action.input,
+            output: action.output,
+            error: action.error,
+            arrivals: action.arrivals,
+            lease,
+          });
+          if (action.status === 'queued' && action.dispatch && !lease) this.queue(run, id, action.dispatch);
+          break;
+        }
+        case 'update_task': {
+          const id = ids.get(taskKey(action.nodeId, action.iteration));
+          const dispatch = action.status === 'queued' ? (action.dispatch ?? null) : null;
+          const lease =
+            dispatch && id
+              ? this.offer(
+                  run,
+                  id,
+                  action.nodeId,
+                  action.iteration,
+                  action.attempt,
+                  dispatch,
+                  action.input ?? null,
+                )
+              : null;
+          w.taskUpdates.push({
+            runId: run.id,
+            nodeId: action.nodeId,
+            iteration: action.iteration,
+            attempt: action.attempt,
+            expect: action.expect,
+            status: lease ? 'running' : action.status,
+            ...(action.input !== undefined ? { input: action.input } : {}),
+            ...(action.output !== undefined ? { output: action.output } : {}),
+            ...(action.error !== undefined ? { error: action.error } : {}),
+            ...(action.arrivals !== undefined ? { arrivals: action.arrivals } : {}),
+            ...(dispatch
+              ? { taskType: dispatch.taskType, priority: dispatch.priority, timeoutMs: dispatch.timeoutMs }
+              : {}),
+            lease,
+          });
+          if (dispatch && id && !lease) this.queue(run, id, dispatch);
+          break;
+        }
+        case 'set_timer':
+          w.timers.push({
+            id: uuidv7(run.now.getTime()),
+            runId: run.id,
+            dueAt: action.dueAt,
+            purpose: action.purpose,
+          });
+          break;
+        case 'cancel_open_work':
+          w.cancelOpenWork.push({ runId: run.id, reason: action.reason });
+          break;
+        case 'finish_run':
+          this.updateRun(run.id, {
+            status: action.status,
+            output: action.output,
+            error: action.error,
+            finished: true,
+          });
+          break;
+        case 'add_sinks_done':
+          this.updateRun(run.id, {
+            sinksDelta: (this.runUpdates.get(run.id)?.sinksDelta ?? 0) + action.count,
+          });
+          break;
+        case 'record':
+          seq += 1;
+          w.history.push({
+            runId: run.id,
+            seq,
+            type: action.type,
+            nodeId: action.nodeId ?? null,
+            iteration: action.iteration ?? null,
+            attempt: action.attempt ?? null,
+            data: action.data,
+          });
+          break;
+      }
+    }
+    this.seqs.set(run.id, seq);
+  }
+
+  /** Asks for another decision on a run after this transaction (for example after an absorbed insert). */
+  requestDecision(runId: string): void {
+    this.requested.add(runId);
+  }
+
+  /**
+   * Writes the pass inside its transaction: dispatch, all writes pipelined, then a follow-up decision for
+   * any run whose task insert was absorbed (seed 001: one extra pass sees the true state).
+   */
+  async finish(tx: StoreTx, crossProcess: boolean): Promise<void> {
+    this.writes.runUpdates.push(...this.runUpdates.values());
+    this.dispatcher.enqueue(this.writes, this.toDispatch);
+    const notices = crossProcess ? this.wakeups() : [];
+    const [{ absorbed }] = await Promise.all([
+      tx.write(this.writes),
+      notices.length > 0 ? tx.notify(notices) : undefined,
+    ]);
+    if (absorbed.length > 0) {
+      const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
+      for (let i = this.leased.length - 1; i >= 0; i--) {
+        const t = this.leased[i]!;
+        if (gone.has(`${t.runId}/${taskKey(t.nodeId, t.iteration)}/${t.attempt}`)) this.leased.splice(i, 1);
+      }
+      for (const a of absorbed) this.requested.add(a.runId);
+    }
+    const deferred = [...this.requested];
+    if (deferred.length > 0) {
+      await tx.requestDecisions(deferred, absorbed.length > 0 ? 'absorbed duplicate' : 'deferred event');
+      if (crossProcess) await tx.notify([{ kind: 'decisions' }]);
+    }
+  }
+
+  /** Wakes local waiters once the transaction has committed. */
+  afterCommit(wakeups: Wakeups): void {
+    for (const w of this.wakeups()) wakeups.publish(w);
+  }
+
+  /** True when the pass asked for more decisions, which a background loop should pick up. */
+  get wantsDecisions(): boolean {
+    return this.requested.size > 0;
+  }
+
+  private wakeups(): Wakeup[] {
+    const out: Wakeup[] = [...this.wakeTypes].map(([namespace, types]) => ({
+      kind: 'tasks',
+      namespace,
+      taskTypes: [...types],
+    }));
+    if (this.requested.size > 0) out.push({ kind: 'decisions' });
+    return out;
+  }
+
+  private updateRun(runId: string, change: Omit<RunUpdateRow, 'runId'>): void {
+    this.runUpdates.set(runId, { ...this.runUpdates.get(runId), ...change, runId });
+  }
+
+  private queue(run: LockedRun, taskId: string, dispatch: { taskType: string; priority: number }): void {
+    this.toDispatch.push({
+      taskId,
+      runId: run.id,
+      namespace: run.namespace,
+      taskType: dispatch.taskType,
+      priority: dispatch.priority,
+      delayMs: 0,
+    });
+    let types = this.wakeTypes.get(run.namespace);
+    if (!types) {
+      types = new Set();
+      this.wakeTypes.set(run.namespace, types);
+    }
+    types.add(dispatch.taskType);
+  }
+
+  /** Gives a task straight to the worker whose report this pass is handling, if it has room and the type. */
+  private offer(
+    run: LockedRun,
+    id: string,
+    nodeId: string,
+    iteration: string,
+    attempt: number,
+    dispatch: { taskType: string; timeoutMs: number | null },
+    input: LeasedTask['input'],
+  ): { worker: string; token: string; leaseMs: number } | null {
+    const slot = this.eager;
+    if (
+      !slot ||
+      this.leased.length >= slot.max ||
+      slot.namespace !== run.namespace ||
+      !slot.taskTypes.has(dispatch.taskType)
+    )
+      return null;
+    const token = randomUUID();
+    const now = run.now.getTime();
+    const deadline = dispatch.timeoutMs === null ? null : now + dispatch.timeoutMs;
+    this.leased.push({
+      id,
+      runId: run.id,
+      nodeId,
+      iteration,
+      attempt,
+      taskType: dispatch.taskType,
+      input,
+      leaseToken: token,
+      leaseExpiresAt: new Date(Math.min(now + slot.leaseMs, deadline ?? Number.POSITIVE_INFINITY)),
+      deadlineAt: deadline === null ? null : new Date(deadline),
+      definitionName: run.definitionName,
+    });
+    return { worker: slot.worker, token, leaseMs: slot.leaseMs };
+  }
+}

@@ -1,0 +1,167 @@
+import type { Definition, Json, RunEvent, RunStatus, TaskState } from '@weft/core';
+import type {
+  DefinitionRecord,
+  HistoryRecord,
+  InboxItem,
+  LeasedTask,
+  LockedRun,
+  ReportVerdict,
+  RunRecord,
+  TaskRecord,
+  TaskReport,
+  WriteSet,
+} from './records.js';
+
+/** A hint that something is ready: it makes waiting workers and loops look now instead of at their next poll. */
+export type Wakeup =
+  | { readonly kind: 'tasks'; readonly namespace: string; readonly taskTypes: readonly string[] }
+  | { readonly kind: 'decisions' }
+  | { readonly kind: 'timers' };
+
+/** A node instance's latest attempt as loaded for a decision, with its row id. */
+export type LoadedTask = TaskState & { readonly id: string };
+
+/** A filter for listing runs. */
+export interface RunFilter {
+  readonly namespace: string;
+  readonly status?: RunStatus;
+  readonly definition?: string;
+  /** Opaque cursor from the previous page. */
+  readonly cursor?: string;
+  readonly limit: number;
+}
+
+/** A page of results and the cursor of the next page (null on the last page). */
+export interface Page<T> {
+  readonly items: T[];
+  readonly next: string | null;
+}
+
+/** Counts of runs by status, for progress displays. */
+export type RunCounts = Partial<Record<RunStatus, number>>;
+
+/** What a lease request asks for. */
+export interface LeaseRequest {
+  readonly namespace: string;
+  readonly taskTypes: readonly string[];
+  readonly max: number;
+  readonly worker: string;
+  readonly leaseMs: number;
+}
+
+/** A task whose lease (or attempt deadline) ran out, ended by the lease reaper. */
+export interface ExpiredTask {
+  readonly runId: string;
+  readonly taskId: string;
+  readonly nodeId: string;
+  readonly iteration: string;
+  readonly attempt: number;
+  /** True when the attempt's own timeout passed; false when the worker stopped heartbeating. */
+  readonly timedOut: boolean;
+  readonly worker: string | null;
+}
+
+/**
+ * Persistence for the engine. Everything that must be atomic happens inside `transaction`; the engine
+ * never reaches the database any other way. The Postgres store is the production implementation.
+ */
+export interface Store {
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+
+  // Definitions (immutable once stored).
+  getDefinitionById(id: string): Promise<DefinitionRecord | null>;
+  getDefinition(namespace: string, name: string, version?: number): Promise<DefinitionRecord | null>;
+  listDefinitions(
+    namespace: string,
+  ): Promise<{ name: string; latestVersion: number; versions: number; updatedAt: Date }[]>;
+  listDefinitionVersions(namespace: string, name: string): Promise<DefinitionRecord[]>;
+
+  // Reads for the API; not part of any decision.
+  getRun(id: string): Promise<RunRecord | null>;
+  listRuns(filter: RunFilter): Promise<Page<RunRecord>>;
+  countRuns(namespace: string, ids?: readonly string[]): Promise<RunCounts>;
+  listTasks(runId: string): Promise<TaskRecord[]>;
+  readHistory(runId: string, afterSeq: number, limit: number): Promise<HistoryRecord[]>;
+
+  /** Run ids with a pending decision that is due, oldest first. Advisory: callers may overlap. */
+  dueDecisions(limit: number): Promise<string[]>;
+  /** Timers due now, oldest first (advisory, no locks). */
+  dueTimers(limit: number): Promise<{ id: string; runId: string }[]>;
+  /** Running tasks whose lease or deadline has passed (advisory, no locks). */
+  expiredLeases(limit: number): Promise<{ taskId: string; runId: string }[]>;
+  /** The database's current time. */
+  now(): Promise<Date>;
+  /** Listens for wake-ups published by other processes sharing the store; returns a function that stops. */
+  listen(onWakeup: (wakeup: Wakeup) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/**
+ * Operations inside one transaction. Lock order, everywhere: run rows, then decide-queue rows, then queue
+ * rows, then task rows, then timers. Code that cannot wait for a run lock takes it with `skip`.
+ */
+export interface StoreTx {
+  /** Inserts a definition version unless one with the same hash exists; serialised per name. */
+  deployDefinition(
+    namespace: string,
+    name: string,
+    hash: string,
+    source: string,
+    definition: Definition,
+  ): Promise<{ record: DefinitionRecord; created: boolean }>;
+
+  /** Inserts a new run and returns it locked (the inserting transaction holds its row lock). */
+  insertRun(run: {
+    id: string;
+    namespace: string;
+    definitionId: string;
+    definitionName: string;
+    definitionVersion: number;
+    input: Json;
+  }): Promise<LockedRun>;
+  /** Locks run rows (`FOR UPDATE`, or `SKIP LOCKED` with `skip`) and returns those locked. */
+  lockRuns(ids: readonly string[], mode: 'wait' | 'skip'): Promise<LockedRun[]>;
+
+  /** Claims pending decisions: deletes their decide-queue rows and returns the run ids that had one. */
+  claimDecisions(runIds: readonly string[]): Promise<string[]>;
+  /** Asks for a decision on each run (deduplicated per run; the upsert locks an existing row). */
+  requestDecisions(runIds: readonly string[], reason: string, delayMs?: number): Promise<void>;
+  /** Records that a decision failed and when to try again. */
+  deferDecision(runId: string, error: string, delayMs: number): Promise<void>;
+
+  readInbox(runIds: readonly string[]): Promise<InboxItem[]>;
+  appendInbox(items: readonly { runId: string; event: RunEvent }[]): Promise<void>;
+
+  /** Latest attempt of each requested node instance of one run. */
+  loadTasks(runId: string, keys: readonly { nodeId: string; iteration: string }[]): Promise<LoadedTask[]>;
+
+  /** Applies workers' reports, fenced by attempt, lease token and a non-final status. */
+  finishTasks(reports: readonly TaskReport[]): Promise<ReportVerdict[]>;
+  /** Says why reports on these tasks would be refused, from the tasks as they are now. */
+  explainRefusals(
+    reports: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
+  ): Promise<ReportVerdict[]>;
+  /** Leases queued tasks for a worker: removes them from the queue and marks them running, in one step. */
+  leaseTasks(request: LeaseRequest): Promise<LeasedTask[]>;
+  /** Leases specific tasks (named by a queue message outside PostgreSQL). */
+  leaseTasksById(
+    request: LeaseRequest,
+    tasks: readonly { runId: string; taskId: string; attempt: number }[],
+  ): Promise<LeasedTask[]>;
+  /** Extends leases; returns the ids that are still held (the rest are refused). */
+  renewLeases(
+    tasks: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
+    leaseMs: number,
+  ): Promise<string[]>;
+  /** Ends running attempts whose lease or deadline passed (skipping rows others hold). */
+  expireLeases(tasks: readonly { runId: string; taskId: string }[]): Promise<ExpiredTask[]>;
+  /** Deletes due timers (skipping rows others hold) and returns them. */
+  takeTimers(ids: readonly { id: string; runId: string }[]): Promise<{ runId: string; event: RunEvent }[]>;
+
+  /** Publishes wake-ups to other processes; delivered only if this transaction commits. */
+  notify(wakeups: readonly Wakeup[]): Promise<void>;
+  /** Writes everything a pass decided. Returns the node instances whose insert was absorbed. */
+  write(
+    writes: WriteSet,
+  ): Promise<{ absorbed: { runId: string; nodeId: string; iteration: string; attempt: number }[] }>;
+}

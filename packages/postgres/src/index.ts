@@ -1,0 +1,5 @@
+export * from './connect.js';
+export * from './db.js';
+export * from './embedded.js';
+export * from './migrate.js';
+export * from './pg-store.js';

@@ -1,0 +1,65 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Sql } from 'postgres';
+
+/** The folder holding the numbered SQL migrations shipped with this package. */
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
+
+/** A migration file: `0001_init.sql` has id 1 and name `init`. */
+export interface Migration {
+  readonly id: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** Reads the migration files in order. */
+export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
+  const files = (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  return Promise.all(
+    files.map(async (file) => ({
+      id: Number(file.slice(0, 4)),
+      name: file.slice(5, -4),
+      sql: await readFile(`${dir}${file}`, 'utf8'),
+    })),
+  );
+}
+
+// Any constant works; this one is "weft" in ASCII. Every migrating process takes it for the length of
+// one migration's transaction, so concurrent `weft migrate` calls apply each file exactly once.
+const MIGRATION_LOCK = 0x77656674;
+
+/**
+ * Applies pending migrations, each in its own transaction. Safe to run twice and from several processes
+ * at once: each transaction takes an advisory lock and re-checks what is applied before running a file.
+ * Returns the migrations it applied.
+ */
+export async function migrate(sql: Sql, onApplied?: (m: Migration) => void): Promise<Migration[]> {
+  const migrations = await readMigrations();
+  const applied: Migration[] = [];
+  for (const migration of migrations) {
+    const ran = await sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}::bigint)`;
+      await tx`CREATE SCHEMA IF NOT EXISTS weft`;
+      await tx`CREATE TABLE IF NOT EXISTS weft.migrations (
+        id int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
+      const done = await tx`SELECT 1 FROM weft.migrations WHERE id = ${migration.id}::int`;
+      if (done.length > 0) return false;
+      await tx.unsafe(migration.sql);
+      await tx`INSERT INTO weft.migrations (id, name) VALUES (${migration.id}::int, ${migration.name})`;
+      return true;
+    });
+    if (ran) {
+      applied.push(migration);
+      onApplied?.(migration);
+    }
+  }
+  return applied;
+}
+
+/** The highest migration id the database has, or 0 for a fresh database. */
+export async function schemaVersion(sql: Sql): Promise<number> {
+  const [row] = await sql<{ v: number | null }[]>`
+    SELECT CASE WHEN to_regclass('weft.migrations') IS NULL THEN 0
+                ELSE (SELECT coalesce(max(id), 0) FROM weft.migrations) END AS v`;
+  return row?.v ?? 0;
+}

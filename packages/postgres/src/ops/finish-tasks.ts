@@ -1,0 +1,92 @@
+import type { ReportVerdict, TaskReport } from '@weft/engine';
+import type { Db } from '../db.js';
+import { jsonText } from '../db.js';
+
+/**
+ * Applies workers' reports. A report lands only if its attempt and lease token match the task and the
+ * task is still running (seed 001, invariant 7): a finished task stays finished even if a late report
+ * carries the right token (test: "a report after the task timed out is refused"). A report past the
+ * attempt's deadline is refused too. Refused reports come back with the reason, for the run's history.
+ */
+export async function finishTasks(sql: Db, reports: readonly TaskReport[]): Promise<ReportVerdict[]> {
+  if (reports.length === 0) return [];
+  const accepted = await sql<{ id: string; nodeId: string; iteration: string; attempt: number }[]>`
+    UPDATE weft.tasks t SET status = r.status, output = r.output::jsonb, error = r.error::jsonb, finished_at = now()
+      FROM unnest(${reports.map((r) => r.runId)}::uuid[], ${reports.map((r) => r.taskId)}::uuid[],
+                  ${reports.map((r) => r.attempt)}::int[], ${reports.map((r) => r.leaseToken)}::uuid[],
+                  ${reports.map((r) => (r.outcome.kind === 'completed' ? 'completed' : 'failed'))}::text[],
+                  ${reports.map((r) => (r.outcome.kind === 'completed' ? jsonText(r.outcome.output) : null))}::text[],
+                  ${reports.map((r) => (r.outcome.kind === 'failed' ? jsonText(r.outcome.error) : null))}::text[])
+           AS r(run_id, id, attempt, token, status, output, error)
+     WHERE t.run_id = r.run_id AND t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
+       AND t.status = 'running' AND (t.deadline_at IS NULL OR t.deadline_at > now())
+    RETURNING t.id, t.node_id, t.iteration, t.attempt`;
+  const byId = new Map(accepted.map((a) => [a.id, a]));
+  const refused = reports.filter((r) => !byId.has(r.taskId));
+  const why = refused.length > 0 ? await explainRefusals(sql, refused) : new Map<string, ReportVerdict>();
+  return reports.map((r): ReportVerdict => {
+    const ok = byId.get(r.taskId);
+    if (ok)
+      return {
+        taskId: r.taskId,
+        accepted: true,
+        nodeId: ok.nodeId,
+        iteration: ok.iteration,
+        attempt: ok.attempt,
+      };
+    return why.get(r.taskId) ?? { taskId: r.taskId, accepted: false, why: 'no such task' };
+  });
+}
+
+interface TaskNow {
+  id: string;
+  nodeId: string;
+  iteration: string;
+  attempt: number;
+  status: string;
+  leaseToken: string | null;
+  pastDeadline: boolean;
+}
+
+/** Says why each refused report was refused, from the task as it is now. */
+export async function explainRefusals(
+  sql: Db,
+  reports: readonly Pick<TaskReport, 'runId' | 'taskId' | 'attempt' | 'leaseToken'>[],
+): Promise<Map<string, ReportVerdict>> {
+  const rows = await sql<TaskNow[]>`
+    SELECT t.id, t.node_id, t.iteration, t.attempt, t.status, t.lease_token::text,
+           coalesce(t.deadline_at <= now(), false) AS past_deadline
+      FROM weft.tasks t
+      JOIN unnest(${reports.map((r) => r.runId)}::uuid[], ${reports.map((r) => r.taskId)}::uuid[]) AS k(run_id, id)
+        ON t.run_id = k.run_id AND t.id = k.id`;
+  const now = new Map(rows.map((r) => [r.id, r]));
+  const out = new Map<string, ReportVerdict>();
+  for (const report of reports) {
+    const task = now.get(report.taskId);
+    if (!task) {
+      out.set(report.taskId, {
+        taskId: report.taskId,
+        accepted: false,
+        why: `no task ${report.taskId} in run ${report.runId}`,
+      });
+      continue;
+    }
+    let why: string;
+    if (task.attempt !== report.attempt)
+      why = `the report is for attempt ${report.attempt}, but attempt ${task.attempt} is current`;
+    else if (task.status !== 'running') why = `the task is already ${task.status.replace('_', ' ')}`;
+    else if (task.leaseToken !== report.leaseToken)
+      why = 'the lease token does not match: the lease was lost or taken over';
+    else if (task.pastDeadline) why = "the attempt's timeout has passed";
+    else why = 'the task changed while the report was applied';
+    out.set(report.taskId, {
+      taskId: report.taskId,
+      accepted: false,
+      why,
+      nodeId: task.nodeId,
+      iteration: task.iteration,
+      attempt: report.attempt,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,100 @@
+import type { Json } from '@weft/core';
+import { WeftError } from '@weft/core';
+import type { LockedRun, Page, RunCounts, RunFilter, RunRecord, RunUpdateRow } from '@weft/engine';
+import type { Db } from '../db.js';
+import { jsonText } from '../db.js';
+
+const RUN_COLUMNS =
+  'r.id, r.namespace, r.definition_id::text, r.definition_name, r.definition_version, r.status, r.input, r.output, r.error, r.vars, r.sinks_done, r.created_at, r.finished_at';
+
+/** Inserts a run in status `running`; the inserting transaction holds its row lock until it commits. */
+export async function insertRun(
+  sql: Db,
+  run: {
+    id: string;
+    namespace: string;
+    definitionId: string;
+    definitionName: string;
+    definitionVersion: number;
+    input: Json;
+  },
+): Promise<LockedRun> {
+  const [row] = await sql<LockedRun[]>`
+    INSERT INTO weft.runs AS r (id, namespace, definition_id, definition_name, definition_version, status, input)
+    VALUES (${run.id}::uuid, ${run.namespace}, ${run.definitionId}::bigint, ${run.definitionName},
+            ${run.definitionVersion}::int, 'running', ${jsonText(run.input)}::jsonb)
+    RETURNING ${sql.unsafe(RUN_COLUMNS)}, 0 AS last_seq, now() AS now`;
+  return row!;
+}
+
+/**
+ * Locks run rows in id order (so two lockers never deadlock on each other) and returns each with its last
+ * history sequence number and the transaction's time. Reading MAX(seq) is safe here because every history
+ * append happens under this same row lock (test: "history sequence under concurrent completions").
+ */
+export async function lockRuns(sql: Db, ids: readonly string[], mode: 'wait' | 'skip'): Promise<LockedRun[]> {
+  if (ids.length === 0) return [];
+  const sorted = [...new Set(ids)].sort();
+  if (mode === 'skip') {
+    return sql<LockedRun[]>`
+      SELECT ${sql.unsafe(RUN_COLUMNS)},
+             coalesce((SELECT max(h.seq) FROM weft.history h WHERE h.run_id = r.id), 0) AS last_seq, now() AS now
+        FROM weft.runs r WHERE r.id = ANY(${sorted}::uuid[]) ORDER BY r.id FOR UPDATE OF r SKIP LOCKED`;
+  }
+  return sql<LockedRun[]>`
+    SELECT ${sql.unsafe(RUN_COLUMNS)},
+           coalesce((SELECT max(h.seq) FROM weft.history h WHERE h.run_id = r.id), 0) AS last_seq, now() AS now
+      FROM weft.runs r WHERE r.id = ANY(${sorted}::uuid[]) ORDER BY r.id FOR UPDATE OF r`;
+}
+
+/** Applies status, output, error and counter changes to runs the caller has locked. */
+export async function updateRuns(sql: Db, rows: readonly RunUpdateRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    UPDATE weft.runs r SET
+      status = coalesce(u.status, r.status),
+      output = CASE WHEN u.set_output THEN u.output::jsonb ELSE r.output END,
+      error = CASE WHEN u.set_error THEN u.error::jsonb ELSE r.error END,
+      sinks_done = r.sinks_done + u.sinks_delta,
+      finished_at = CASE WHEN u.finished THEN now() ELSE r.finished_at END
+    FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.status ?? null)}::text[],
+                ${rows.map((r) => r.output !== undefined)}::bool[], ${rows.map((r) => jsonText(r.output))}::text[],
+                ${rows.map((r) => r.error !== undefined)}::bool[], ${rows.map((r) => jsonText(r.error))}::text[],
+                ${rows.map((r) => r.sinksDelta ?? 0)}::int[], ${rows.map((r) => r.finished ?? false)}::bool[])
+         AS u(run_id, status, set_output, output, set_error, error, sinks_delta, finished)
+    WHERE r.id = u.run_id`;
+}
+
+/** One run, or null. */
+export async function getRun(sql: Db, id: string): Promise<RunRecord | null> {
+  const [row] = await sql<
+    RunRecord[]
+  >`SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r WHERE r.id = ${id}::uuid`;
+  return row ?? null;
+}
+
+/** A page of runs, newest first; the cursor is the last run id of the page. */
+export async function listRuns(sql: Db, filter: RunFilter): Promise<Page<RunRecord>> {
+  const before = filter.cursor ?? 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+  if (!/^[0-9a-f-]{36}$/i.test(before))
+    throw new WeftError('bad_cursor', `cursor ${JSON.stringify(filter.cursor)} is not one this API gave out`);
+  const limit = filter.limit + 1;
+  const rows = await sql<RunRecord[]>`
+    SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r
+     WHERE r.namespace = ${filter.namespace} AND r.id < ${before}::uuid
+       AND (${filter.status ?? null}::text IS NULL OR r.status = ${filter.status ?? null}::text)
+       AND (${filter.definition ?? null}::text IS NULL OR r.definition_name = ${filter.definition ?? null}::text)
+     ORDER BY r.id DESC LIMIT ${limit}::int`;
+  const items = rows.slice(0, filter.limit);
+  return { items, next: rows.length > filter.limit ? items[items.length - 1]!.id : null };
+}
+
+/** Runs by status, over a namespace or a given set of runs. */
+export async function countRuns(sql: Db, namespace: string, ids?: readonly string[]): Promise<RunCounts> {
+  const rows = ids
+    ? await sql<{ status: string; n: number }[]>`
+        SELECT status, count(*)::int AS n FROM weft.runs WHERE id = ANY(${[...ids]}::uuid[]) GROUP BY status`
+    : await sql<{ status: string; n: number }[]>`
+        SELECT status, count(*)::int AS n FROM weft.runs WHERE namespace = ${namespace} GROUP BY status`;
+  return Object.fromEntries(rows.map((r) => [r.status, r.n])) as RunCounts;
+}

@@ -1,0 +1,37 @@
+import type { WriteSet } from '@weft/engine';
+import type { Db } from '../db.js';
+import { appendHistory } from './history.js';
+import { appendInbox, deleteInbox } from './inbox.js';
+import { enqueueTasks } from './queue.js';
+import { updateRuns } from './runs.js';
+import { insertTimers } from './timers.js';
+import { cancelOpenWork, insertTasks, updateTasks } from './write-tasks.js';
+
+/**
+ * Writes everything a pass decided, as pipelined statements on the transaction's connection: one round
+ * trip for the lot. The caller holds the row locks of every run in the write set.
+ */
+export async function applyWriteSet(
+  sql: Db,
+  w: WriteSet,
+): Promise<{ absorbed: { runId: string; nodeId: string; iteration: string; attempt: number }[] }> {
+  const [absorbed] = await Promise.all([
+    insertTasks(sql, w.newTasks),
+    updateTasks(sql, w.taskUpdates),
+    enqueueTasks(sql, w.queue),
+    cancelOpenWork(sql, w.cancelOpenWork),
+    insertTimers(sql, w.timers),
+    updateRuns(sql, w.runUpdates),
+    appendHistory(sql, w.history),
+    deleteInbox(sql, w.inboxDone),
+    appendInbox(sql, w.inboxAppend),
+  ]);
+  return {
+    absorbed: absorbed.map((r) => ({
+      runId: r.runId,
+      nodeId: r.nodeId,
+      iteration: r.iteration,
+      attempt: r.attempt,
+    })),
+  };
+}

@@ -1,0 +1,108 @@
+import type { NewTaskRow, TaskRecord, TaskUpdateRow } from '@weft/engine';
+import type { Db } from '../db.js';
+import { jsonText } from '../db.js';
+
+const FINAL = ['completed', 'failed', 'timed_out', 'cancelled', 'skipped'];
+
+/**
+ * Inserts new attempts. An attempt whose identity (run, node, iteration, attempt) exists already is
+ * absorbed by ON CONFLICT DO NOTHING; the ones that were absorbed are returned so the caller can schedule
+ * another evaluation (seed 001: absorbed duplicates). A row with `lease` starts running for that worker.
+ */
+export async function insertTasks(sql: Db, rows: readonly NewTaskRow[]): Promise<NewTaskRow[]> {
+  if (rows.length === 0) return [];
+  const inserted = await sql<{ id: string }[]>`
+    INSERT INTO weft.tasks (run_id, id, node_id, iteration, attempt, status, task_type, priority, timeout_ms,
+                            input, output, error, arrivals, worker, lease_token, started_at, deadline_at,
+                            lease_expires_at, finished_at)
+    SELECT r.run_id, r.id, r.node_id, r.iteration, r.attempt, r.status, r.task_type, r.priority, r.timeout_ms,
+           r.input::jsonb, r.output::jsonb, r.error::jsonb, r.arrivals::jsonb, r.worker, r.token,
+           CASE WHEN r.token IS NOT NULL THEN now() END,
+           CASE WHEN r.token IS NOT NULL THEN now() + r.timeout_ms * interval '1 millisecond' END,
+           CASE WHEN r.token IS NOT NULL THEN least(now() + r.lease_ms * interval '1 millisecond',
+                                                    coalesce(now() + r.timeout_ms * interval '1 millisecond', 'infinity')) END,
+           CASE WHEN r.status = ANY(${FINAL}::text[]) THEN now() END
+      FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.nodeId)}::text[],
+                  ${rows.map((r) => r.iteration)}::text[], ${rows.map((r) => r.attempt)}::int[], ${rows.map((r) => r.status)}::text[],
+                  ${rows.map((r) => r.taskType)}::text[], ${rows.map((r) => r.priority)}::int[], ${rows.map((r) => r.timeoutMs)}::int[],
+                  ${rows.map((r) => jsonText(r.input))}::text[], ${rows.map((r) => jsonText(r.output))}::text[],
+                  ${rows.map((r) => jsonText(r.error))}::text[],
+                  ${rows.map((r) => (r.arrivals.length > 0 ? JSON.stringify(r.arrivals) : null))}::text[],
+                  ${rows.map((r) => r.lease?.worker ?? null)}::text[], ${rows.map((r) => r.lease?.token ?? null)}::uuid[],
+                  ${rows.map((r) => r.lease?.leaseMs ?? null)}::int[])
+        AS r(run_id, id, node_id, iteration, attempt, status, task_type, priority, timeout_ms, input, output, error,
+             arrivals, worker, token, lease_ms)
+    ON CONFLICT ON CONSTRAINT tasks_identity DO NOTHING
+    RETURNING id`;
+  if (inserted.length === rows.length) return [];
+  const ok = new Set(inserted.map((r) => r.id));
+  return rows.filter((r) => !ok.has(r.id));
+}
+
+/**
+ * Changes attempts that are still in the expected status (a join row moving from waiting to queued, say).
+ * Only the run's lock holder writes such changes, so the expectation holds unless the engine has a bug;
+ * the guard keeps a bug from overwriting a finished attempt.
+ */
+export async function updateTasks(sql: Db, rows: readonly TaskUpdateRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    UPDATE weft.tasks t SET
+      status = u.status,
+      input = CASE WHEN u.set_input THEN u.input::jsonb ELSE t.input END,
+      output = CASE WHEN u.set_output THEN u.output::jsonb ELSE t.output END,
+      error = CASE WHEN u.set_error THEN u.error::jsonb ELSE t.error END,
+      arrivals = CASE WHEN u.arrivals IS NOT NULL THEN u.arrivals::jsonb ELSE t.arrivals END,
+      task_type = coalesce(u.task_type, t.task_type),
+      priority = coalesce(u.priority, t.priority),
+      timeout_ms = CASE WHEN u.task_type IS NOT NULL THEN u.timeout_ms ELSE t.timeout_ms END,
+      worker = coalesce(u.worker, t.worker),
+      lease_token = coalesce(u.token, t.lease_token),
+      started_at = CASE WHEN u.token IS NOT NULL THEN now() ELSE t.started_at END,
+      deadline_at = CASE WHEN u.token IS NOT NULL THEN now() + u.timeout_ms * interval '1 millisecond' ELSE t.deadline_at END,
+      lease_expires_at = CASE WHEN u.token IS NOT NULL
+        THEN least(now() + u.lease_ms * interval '1 millisecond', coalesce(now() + u.timeout_ms * interval '1 millisecond', 'infinity'))
+        ELSE t.lease_expires_at END,
+      finished_at = CASE WHEN u.status = ANY(${FINAL}::text[]) THEN now() ELSE t.finished_at END
+    FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.nodeId)}::text[], ${rows.map((r) => r.iteration)}::text[],
+                ${rows.map((r) => r.attempt)}::int[], ${rows.map((r) => r.expect)}::text[], ${rows.map((r) => r.status)}::text[],
+                ${rows.map((r) => r.input !== undefined)}::bool[], ${rows.map((r) => jsonText(r.input))}::text[],
+                ${rows.map((r) => r.output !== undefined)}::bool[], ${rows.map((r) => jsonText(r.output))}::text[],
+                ${rows.map((r) => r.error !== undefined)}::bool[], ${rows.map((r) => jsonText(r.error))}::text[],
+                ${rows.map((r) => (r.arrivals ? JSON.stringify(r.arrivals) : null))}::text[],
+                ${rows.map((r) => r.taskType ?? null)}::text[], ${rows.map((r) => r.priority ?? null)}::int[],
+                ${rows.map((r) => r.timeoutMs ?? null)}::int[], ${rows.map((r) => r.lease?.worker ?? null)}::text[],
+                ${rows.map((r) => r.lease?.token ?? null)}::uuid[], ${rows.map((r) => r.lease?.leaseMs ?? null)}::int[])
+      AS u(run_id, node_id, iteration, attempt, expect, status, set_input, input, set_output, output, set_error, error,
+           arrivals, task_type, priority, timeout_ms, worker, token, lease_ms)
+    WHERE t.run_id = u.run_id AND t.node_id = u.node_id AND t.iteration = u.iteration AND t.attempt = u.attempt
+      AND t.status = u.expect`;
+}
+
+/**
+ * Cancels every unfinished attempt of the given runs and deletes their timers. Queue rows are left: a
+ * queue row is only a wake-up, and leasing skips (and deletes) rows whose task is no longer queued. A
+ * worker still running a cancelled attempt has its reports refused, because the status is no longer running.
+ */
+export async function cancelOpenWork(
+  sql: Db,
+  runs: readonly { runId: string; reason: string }[],
+): Promise<void> {
+  if (runs.length === 0) return;
+  const ids = runs.map((r) => r.runId);
+  await sql`
+    UPDATE weft.tasks t SET status = 'cancelled', finished_at = now(),
+           error = jsonb_build_object('reason', 'cancelled', 'retryable', false, 'message', c.reason)
+      FROM unnest(${ids}::uuid[], ${runs.map((r) => r.reason)}::text[]) AS c(run_id, reason)
+     WHERE t.run_id = c.run_id AND t.status IN ('waiting', 'queued', 'running')`;
+  await sql`DELETE FROM weft.timers WHERE run_id = ANY(${ids}::uuid[])`;
+}
+
+/** Every attempt of a run, in creation order, for the API. */
+export async function listTasks(sql: Db, runId: string): Promise<TaskRecord[]> {
+  const rows = await sql<(TaskRecord & { arrivals: TaskRecord['arrivals'] | null })[]>`
+    SELECT id, run_id, node_id, iteration, attempt, status, task_type, priority, timeout_ms, input, output, error,
+           arrivals, worker, lease_expires_at, deadline_at, created_at, started_at, finished_at
+      FROM weft.tasks WHERE run_id = ${runId}::uuid ORDER BY created_at, node_id, iteration, attempt`;
+  return rows.map((r) => ({ ...r, arrivals: r.arrivals ?? [] }));
+}

@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import type { Definition, Json, RunEvent } from '@weft/core';
+import type {
+  LeasedTask,
+  LeaseRequest,
+  LoadedTask,
+  Store,
+  StoreTx,
+  TaskReport,
+  Wakeup,
+  WriteSet,
+} from '@weft/engine';
+import type { Sql } from 'postgres';
+import type { Db } from './db.js';
+import * as decideQueue from './ops/decide-queue.js';
+import * as definitions from './ops/definitions.js';
+import { expiredLeases, expireLeases } from './ops/expire-leases.js';
+import { explainRefusals, finishTasks } from './ops/finish-tasks.js';
+import { readHistory } from './ops/history.js';
+import { appendInbox, readInbox } from './ops/inbox.js';
+import { leaseTasks, leaseTasksById, renewLeases } from './ops/lease-tasks.js';
+import { loadTasks } from './ops/load-tasks.js';
+import * as runs from './ops/runs.js';
+import { dueTimers, takeTimers } from './ops/timers.js';
+import { applyWriteSet } from './ops/write-set.js';
+import { listTasks } from './ops/write-tasks.js';
+
+const RETRYABLE = new Set(['40001', '40P01']);
+const CHANNEL = 'weft_wakeup';
+
+/** The production store: PostgreSQL, through one module per SQL operation. */
+export class PgStore implements Store {
+  /** Tags this process's notifications so that it ignores its own. */
+  readonly origin = randomUUID();
+
+  constructor(readonly sql: Sql) {}
+
+  /**
+   * Runs `fn` in a READ COMMITTED transaction: each statement sees what committed before it started,
+   * which the claim-before-read rule relies on. A deadlock or serialisation failure is retried.
+   */
+  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await this.sql.begin((tx) => fn(new PgStoreTx(tx, this.origin)))) as T;
+      } catch (e) {
+        const code = (e as { code?: string }).code;
+        if (!code || !RETRYABLE.has(code) || attempt >= 5) throw e;
+      }
+    }
+  }
+
+  getDefinitionById = (id: string) => definitions.getDefinitionById(this.sql, id);
+  getDefinition = (namespace: string, name: string, version?: number) =>
+    definitions.getDefinition(this.sql, namespace, name, version);
+  listDefinitions = (namespace: string) => definitions.listDefinitions(this.sql, namespace);
+  listDefinitionVersions = (namespace: string, name: string) =>
+    definitions.listDefinitionVersions(this.sql, namespace, name);
+  getRun = (id: string) => runs.getRun(this.sql, id);
+  listRuns = (filter: Parameters<Store['listRuns']>[0]) => runs.listRuns(this.sql, filter);
+  countRuns = (namespace: string, ids?: readonly string[]) => runs.countRuns(this.sql, namespace, ids);
+  listTasks = (runId: string) => listTasks(this.sql, runId);
+  readHistory = (runId: string, afterSeq: number, limit: number) =>
+    readHistory(this.sql, runId, afterSeq, limit);
+  dueDecisions = (limit: number) => decideQueue.dueDecisions(this.sql, limit);
+  dueTimers = (limit: number) => dueTimers(this.sql, limit);
+  expiredLeases = (limit: number) => expiredLeases(this.sql, limit);
+
+  async now(): Promise<Date> {
+    const [row] = await this.sql<{ now: Date }[]>`SELECT now() AS now`;
+    return row!.now;
+  }
+
+  async listen(onWakeup: (wakeup: Wakeup) => void): Promise<() => Promise<void>> {
+    const { unlisten } = await this.sql.listen(CHANNEL, (payload) => {
+      try {
+        const { origin, wakeup } = JSON.parse(payload) as { origin: string; wakeup: Wakeup };
+        if (origin !== this.origin) onWakeup(wakeup);
+      } catch {
+        // not ours
+      }
+    });
+    return unlisten;
+  }
+
+  async close(): Promise<void> {
+    await this.sql.end({ timeout: 5 });
+  }
+}
+
+/** Store operations bound to one transaction. */
+class PgStoreTx implements StoreTx {
+  constructor(
+    private readonly tx: Db,
+    private readonly origin: string,
+  ) {}
+
+  async notify(wakeups: readonly Wakeup[]): Promise<void> {
+    if (wakeups.length === 0) return;
+    const payloads = wakeups.map((wakeup) => JSON.stringify({ origin: this.origin, wakeup }));
+    await this.tx`SELECT pg_notify(${CHANNEL}, p) FROM unnest(${payloads}::text[]) AS p`;
+  }
+
+  deployDefinition(namespace: string, name: string, hash: string, source: string, definition: Definition) {
+    return definitions.deployDefinition(this.tx, namespace, name, hash, source, definition);
+  }
+  insertRun(run: {
+    id: string;
+    namespace: string;
+    definitionId: string;
+    definitionName: string;
+    definitionVersion: number;
+    input: Json;
+  }) {
+    return runs.insertRun(this.tx, run);
+  }
+  lockRuns(ids: readonly string[], mode: 'wait' | 'skip') {
+    return runs.lockRuns(this.tx, ids, mode);
+  }
+  claimDecisions(runIds: readonly string[]) {
+    return decideQueue.claimDecisions(this.tx, runIds);
+  }
+  requestDecisions(runIds: readonly string[], reason: string, delayMs?: number) {
+    return decideQueue.requestDecisions(this.tx, runIds, reason, delayMs);
+  }
+  deferDecision(runId: string, error: string, delayMs: number) {
+    return decideQueue.deferDecision(this.tx, runId, error, delayMs);
+  }
+  readInbox(runIds: readonly string[]) {
+    return readInbox(this.tx, runIds);
+  }
+  appendInbox(items: readonly { runId: string; event: RunEvent }[]) {
+    return appendInbox(this.tx, items);
+  }
+  loadTasks(runId: string, keys: readonly { nodeId: string; iteration: string }[]): Promise<LoadedTask[]> {
+    return loadTasks(this.tx, runId, keys);
+  }
+  finishTasks(reports: readonly TaskReport[]) {
+    return finishTasks(this.tx, reports);
+  }
+  async explainRefusals(
+    reports: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
+  ) {
+    return [...(await explainRefusals(this.tx, reports)).values()];
+  }
+  async leaseTasks(request: LeaseRequest): Promise<LeasedTask[]> {
+    // Rows whose task was cancelled are deleted and leased nothing; keep taking until the queue is
+    // empty for these types or the request is filled.
+    const out: LeasedTask[] = [];
+    for (let round = 0; round < 10 && out.length < request.max; round++) {
+      const { tasks, taken } = await leaseTasks(this.tx, { ...request, max: request.max - out.length });
+      out.push(...tasks);
+      if (taken < request.max - (out.length - tasks.length) || tasks.length === taken) break;
+    }
+    return out;
+  }
+  leaseTasksById(
+    request: LeaseRequest,
+    tasks: readonly { runId: string; taskId: string; attempt: number }[],
+  ) {
+    return leaseTasksById(this.tx, request, tasks);
+  }
+  renewLeases(
+    tasks: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
+    leaseMs: number,
+  ) {
+    return renewLeases(this.tx, tasks, leaseMs);
+  }
+  expireLeases(tasks: readonly { runId: string; taskId: string }[]) {
+    return expireLeases(this.tx, tasks);
+  }
+  takeTimers(ids: readonly { id: string; runId: string }[]) {
+    return takeTimers(this.tx, ids);
+  }
+  write(writes: WriteSet) {
+    return applyWriteSet(this.tx, writes);
+  }
+}

@@ -1,0 +1,2 @@
+export * from './database.js';
+export { withDatabase } from './global-setup.js';

@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+// Each test file gets its own PostgreSQL database (see packages/testing), so files run in parallel.
+// Two cores: three forks keep both busy while one waits on PostgreSQL.
+export default defineConfig({
+  test: {
+    include: ['packages/*/test/**/*.test.ts'],
+    globalSetup: ['packages/testing/dist/global-setup.js'],
+    pool: 'forks',
+    maxWorkers: 3,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    reporters: ['default'],
+  },
+});
