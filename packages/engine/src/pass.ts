@@ -48,13 +48,17 @@ export class Pass {
   }
 
   /** Turns one run's actions into writes. `ids` maps loaded node instances to their task row ids. */
-  addActions(run: LockedRun, actions: readonly Action[], ids: ReadonlyMap<string, string>): void {
+  addActions(run: LockedRun, actions: readonly Action[], loadedIds: ReadonlyMap<string, string>): void {
     let seq = this.seqs.get(run.id) ?? run.lastSeq;
+    // Ids of rows loaded for the decision, and of rows this pass creates (a join created and then fired
+    // by two events of one pass is updated by id like any other).
+    const ids = new Map(loadedIds);
     const w = this.writes;
     for (const action of actions) {
       switch (action.kind) {
         case 'create_task': {
           const id = uuidv7(run.now.getTime());
+          ids.set(taskKey(action.nodeId, action.iteration), id);
           const lease =
             action.status === 'queued' && action.dispatch
               ? this.offer(

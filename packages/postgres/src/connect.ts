@@ -19,6 +19,6 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
     onnotice: () => {},
     idle_timeout: 60,
     connection: { application_name: options.applicationName ?? 'weft' },
-    transform: { undefined: null },
+    transform: { undefined: null, column: { from: postgres.toCamel } },
   });
 }

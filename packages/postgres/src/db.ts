@@ -7,3 +7,8 @@ export type Db = postgres.ISql;
 export function jsonText(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
 }
+
+/** Booleans as text for a `::text[]::bool[]` parameter (the driver does not type boolean arrays). */
+export function bools(values: readonly boolean[]): string[] {
+  return values.map((v) => (v ? 't' : 'f'));
+}

@@ -35,7 +35,7 @@ export async function deployDefinition(
   if (existing) return { record: toRecord(existing), created: false };
   const [row] = await sql<DefinitionRow[]>`
     INSERT INTO weft.definitions (namespace, name, version, hash, source, definition)
-    SELECT ${namespace}, ${name}, coalesce(max(version), 0) + 1, ${hash}, ${source}, ${JSON.stringify(definition)}::jsonb
+    SELECT ${namespace}, ${name}, coalesce(max(version), 0) + 1, ${hash}, ${source}, ${JSON.stringify(definition)}::text::jsonb
       FROM weft.definitions WHERE namespace = ${namespace} AND name = ${name}
     RETURNING id::text, namespace, name, version, hash, source, definition, created_at`;
   return { record: toRecord(row!), created: true };

@@ -2,7 +2,7 @@ import type { Json } from '@weft/core';
 import { WeftError } from '@weft/core';
 import type { LockedRun, Page, RunCounts, RunFilter, RunRecord, RunUpdateRow } from '@weft/engine';
 import type { Db } from '../db.js';
-import { jsonText } from '../db.js';
+import { bools, jsonText } from '../db.js';
 
 const RUN_COLUMNS =
   'r.id, r.namespace, r.definition_id::text, r.definition_name, r.definition_version, r.status, r.input, r.output, r.error, r.vars, r.sinks_done, r.created_at, r.finished_at';
@@ -22,7 +22,7 @@ export async function insertRun(
   const [row] = await sql<LockedRun[]>`
     INSERT INTO weft.runs AS r (id, namespace, definition_id, definition_name, definition_version, status, input)
     VALUES (${run.id}::uuid, ${run.namespace}, ${run.definitionId}::bigint, ${run.definitionName},
-            ${run.definitionVersion}::int, 'running', ${jsonText(run.input)}::jsonb)
+            ${run.definitionVersion}::int, 'running', ${jsonText(run.input)}::text::jsonb)
     RETURNING ${sql.unsafe(RUN_COLUMNS)}, 0 AS last_seq, now() AS now`;
   return row!;
 }
@@ -58,9 +58,9 @@ export async function updateRuns(sql: Db, rows: readonly RunUpdateRow[]): Promis
       sinks_done = r.sinks_done + u.sinks_delta,
       finished_at = CASE WHEN u.finished THEN now() ELSE r.finished_at END
     FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.status ?? null)}::text[],
-                ${rows.map((r) => r.output !== undefined)}::bool[], ${rows.map((r) => jsonText(r.output))}::text[],
-                ${rows.map((r) => r.error !== undefined)}::bool[], ${rows.map((r) => jsonText(r.error))}::text[],
-                ${rows.map((r) => r.sinksDelta ?? 0)}::int[], ${rows.map((r) => r.finished ?? false)}::bool[])
+                ${bools(rows.map((r) => r.output !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.output))}::text[],
+                ${bools(rows.map((r) => r.error !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.error))}::text[],
+                ${rows.map((r) => r.sinksDelta ?? 0)}::int[], ${bools(rows.map((r) => r.finished ?? false))}::text[]::bool[])
          AS u(run_id, status, set_output, output, set_error, error, sinks_delta, finished)
     WHERE r.id = u.run_id`;
 }

@@ -9,7 +9,7 @@ export async function insertTimers(sql: Db, rows: readonly TimerRow[]): Promise<
     INSERT INTO weft.timers (run_id, id, due_at, purpose)
     SELECT run_id, id, due_at, purpose::jsonb
       FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.id)}::uuid[],
-                  ${rows.map((r) => r.dueAt)}::timestamptz[], ${rows.map((r) => JSON.stringify(r.purpose))}::text[])
+                  ${rows.map((r) => r.dueAt.toISOString())}::text[]::timestamptz[], ${rows.map((r) => JSON.stringify(r.purpose))}::text[])
         AS t(run_id, id, due_at, purpose)`;
 }
 

@@ -1,6 +1,6 @@
 import type { NewTaskRow, TaskRecord, TaskUpdateRow } from '@weft/engine';
 import type { Db } from '../db.js';
-import { jsonText } from '../db.js';
+import { bools, jsonText } from '../db.js';
 
 const FINAL = ['completed', 'failed', 'timed_out', 'cancelled', 'skipped'];
 
@@ -66,9 +66,9 @@ export async function updateTasks(sql: Db, rows: readonly TaskUpdateRow[]): Prom
       finished_at = CASE WHEN u.status = ANY(${FINAL}::text[]) THEN now() ELSE t.finished_at END
     FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.nodeId)}::text[], ${rows.map((r) => r.iteration)}::text[],
                 ${rows.map((r) => r.attempt)}::int[], ${rows.map((r) => r.expect)}::text[], ${rows.map((r) => r.status)}::text[],
-                ${rows.map((r) => r.input !== undefined)}::bool[], ${rows.map((r) => jsonText(r.input))}::text[],
-                ${rows.map((r) => r.output !== undefined)}::bool[], ${rows.map((r) => jsonText(r.output))}::text[],
-                ${rows.map((r) => r.error !== undefined)}::bool[], ${rows.map((r) => jsonText(r.error))}::text[],
+                ${bools(rows.map((r) => r.input !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.input))}::text[],
+                ${bools(rows.map((r) => r.output !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.output))}::text[],
+                ${bools(rows.map((r) => r.error !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.error))}::text[],
                 ${rows.map((r) => (r.arrivals ? JSON.stringify(r.arrivals) : null))}::text[],
                 ${rows.map((r) => r.taskType ?? null)}::text[], ${rows.map((r) => r.priority ?? null)}::int[],
                 ${rows.map((r) => r.timeoutMs ?? null)}::int[], ${rows.map((r) => r.lease?.worker ?? null)}::text[],
