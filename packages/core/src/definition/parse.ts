@@ -66,17 +66,33 @@ export function parseDefinition(text: string): Result<Definition, DefinitionProb
   const nodes = readNodes(top, defaults, problems);
   const edges = readEdges(top, problems);
   top.done('a definition (expected name, description, input_schema, output, defaults, nodes, edges)');
-  if (problems.length > 0 || name === undefined) return err(problems);
   const definition: Definition = {
-    name,
+    name: name ?? '',
     ...(description !== undefined ? { description } : {}),
     nodes,
     edges,
     inputSchema: isJsonObject(inputSchema) ? (inputSchema as JsonObject) : null,
     output: (output ?? null) as MappingSource | null,
   };
+  if (problems.length > 0 || name === undefined) {
+    // Report graph problems too, but not about nodes that exist in the YAML and failed to parse.
+    const written = new Set(rawNodeIds(tree));
+    const graphProblems = validateDefinition(definition, written);
+    return err([...problems, ...graphProblems.filter((p) => !problems.some((q) => q.line === p.line && q.message === p.message))]);
+  }
   const checked = validateDefinition(definition);
   return checked.length > 0 ? err(checked) : ok(definition);
+}
+
+/** Node ids as written, valid or not. */
+function rawNodeIds(tree: Extract<Located, { kind: 'map' }>): string[] {
+  const nodes = tree.entries.find((e) => e.key === 'nodes')?.value;
+  if (nodes?.kind !== 'seq') return [];
+  return nodes.items.flatMap((item) => {
+    if (item.kind !== 'map') return [];
+    const id = item.entries.find((e) => e.key === 'id')?.value;
+    return id?.kind === 'scalar' && typeof id.value === 'string' ? [id.value] : [];
+  });
 }
 
 function readDefaults(top: MapReader): Defaults {

@@ -19,6 +19,7 @@ export function formatProblem(problem: DefinitionProblem): string {
 
 /** Suggests the closest of `options` to a misspelt `word`, or nothing when none is close. */
 export function suggest(word: string, options: readonly string[]): string | undefined {
+  if (word.length < 3) return undefined;
   let best: string | undefined;
   let bestDistance = Math.max(1, Math.floor(word.length / 3)) + 1;
   const lower = word.toLowerCase();

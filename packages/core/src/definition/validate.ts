@@ -9,12 +9,13 @@ import type { Definition } from './types.js';
  * nodes or to themselves, no cycles (Kahn's algorithm), expressions that parse and read only nodes that
  * run before them, and an input schema that compiles. Returns every problem found (none: it is valid).
  */
-export function validateDefinition(def: Definition): DefinitionProblem[] {
+export function validateDefinition(def: Definition, alsoKnown: ReadonlySet<string> = new Set()): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
-  if (def.nodes.length === 0) {
+  if (def.nodes.length === 0 && alsoKnown.size === 0) {
     problems.push({ line: 0, path: 'nodes', message: 'the graph is empty: add at least one node' });
     return problems;
   }
+  if (def.nodes.length === 0) return problems;
   const firstLine = new Map<string, number>();
   for (const node of def.nodes) {
     const earlier = firstLine.get(node.id);
@@ -32,7 +33,7 @@ export function validateDefinition(def: Definition): DefinitionProblem[] {
   def.edges.forEach((edge, index) => {
     const path = `edges[${index}]`;
     for (const end of [edge.from, edge.to]) {
-      if (!firstLine.has(end)) {
+      if (!firstLine.has(end) && !alsoKnown.has(end)) {
         const hint = suggest(end, ids);
         problems.push({
           line: edge.line,
@@ -91,6 +92,7 @@ export function validateDefinition(def: Definition): DefinitionProblem[] {
       });
     }
     for (const ref of compiled.value.refs) {
+      if (alsoKnown.has(ref) && !firstLine.has(ref)) continue;
       if (!firstLine.has(ref)) {
         const hint = suggest(ref, ids);
         problems.push({

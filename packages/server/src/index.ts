@@ -1,0 +1,3 @@
+export * from './app.js';
+export * from './serve.js';
+export * from './wire.js';

@@ -1,0 +1,70 @@
+import type { HistoryRecord, LeasedTask, RunRecord, TaskRecord } from '@weft/engine';
+
+/** The HTTP API speaks snake_case JSON; these turn records into what it sends. */
+
+/** A run as the API shows it. */
+export function runJson(run: RunRecord) {
+  return {
+    id: run.id,
+    namespace: run.namespace,
+    definition: run.definitionName,
+    version: run.definitionVersion,
+    status: run.status,
+    input: run.input,
+    output: run.output,
+    error: run.error,
+    created_at: run.createdAt.toISOString(),
+    finished_at: run.finishedAt?.toISOString() ?? null,
+  };
+}
+
+/** One attempt of a node as the API shows it. */
+export function taskJson(task: TaskRecord) {
+  return {
+    id: task.id,
+    node_id: task.nodeId,
+    iteration: task.iteration,
+    attempt: task.attempt,
+    status: task.status,
+    task_type: task.taskType,
+    input: task.input,
+    output: task.output,
+    error: task.error,
+    worker: task.worker,
+    created_at: task.createdAt.toISOString(),
+    started_at: task.startedAt?.toISOString() ?? null,
+    finished_at: task.finishedAt?.toISOString() ?? null,
+    lease_expires_at: task.leaseExpiresAt?.toISOString() ?? null,
+    deadline_at: task.deadlineAt?.toISOString() ?? null,
+  };
+}
+
+/** A history event as the API shows it. */
+export function historyJson(event: HistoryRecord) {
+  return {
+    seq: event.seq,
+    type: event.type,
+    node_id: event.nodeId,
+    iteration: event.iteration,
+    attempt: event.attempt,
+    data: event.data,
+    at: event.at.toISOString(),
+  };
+}
+
+/** A leased task as a worker receives it. */
+export function leasedJson(task: LeasedTask) {
+  return {
+    task_id: task.id,
+    run_id: task.runId,
+    node_id: task.nodeId,
+    iteration: task.iteration,
+    attempt: task.attempt,
+    task_type: task.taskType,
+    definition: task.definitionName,
+    input: task.input,
+    lease_token: task.leaseToken,
+    lease_expires_at: task.leaseExpiresAt.toISOString(),
+    deadline_at: task.deadlineAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,257 @@
+import { hostname } from 'node:os';
+import { type Json, type LeasedTask, type Report, WeftClient } from '@weft/client';
+import { TerminalError } from './errors.js';
+
+/** What a handler gets besides its input. */
+export interface TaskContext {
+  readonly taskId: string;
+  readonly runId: string;
+  readonly nodeId: string;
+  readonly iteration: string;
+  readonly attempt: number;
+  readonly taskType: string;
+  readonly definition: string;
+  /** Aborted when the lease is lost (the run was cancelled, or the lease expired) or the worker stops hard. */
+  readonly signal: AbortSignal;
+}
+
+/** Does one task: takes its input, returns its output (or throws to fail it). */
+export type Handler = (input: Json, ctx: TaskContext) => Json | undefined | Promise<Json | undefined | void> | void;
+
+/** How a worker runs. */
+export interface WorkerOptions {
+  /** The Weft server, such as http://127.0.0.1:8080. */
+  readonly url: string;
+  readonly namespace?: string;
+  /** The worker's name in leases and history; host-pid-random by default. */
+  readonly name?: string;
+  /** Handlers by task type. */
+  readonly handlers: Readonly<Record<string, Handler>>;
+  /** Most tasks run at once (default 10). */
+  readonly concurrency?: number;
+  /** How long one poll waits on the server when no task is ready (default 20 s). */
+  readonly pollWaitMs?: number;
+  /** Called with problems the worker recovers from (a failed request, a lost lease). */
+  readonly onProblem?: (message: string, error?: unknown) => void;
+}
+
+/** Counts since the worker started. */
+export interface WorkerStats {
+  completed: number;
+  failed: number;
+  refused: number;
+  inFlight: number;
+}
+
+interface Running {
+  readonly task: LeasedTask;
+  readonly abort: AbortController;
+}
+
+/**
+ * A worker: polls the server for its task types (long poll), runs handlers up to a concurrency limit,
+ * renews leases in the background, and reports results in batches. A report also asks for the next tasks
+ * for the slots it frees, so a busy worker gets new work in the same round trip as it reports.
+ */
+export class Worker {
+  readonly name: string;
+  readonly stats: WorkerStats = { completed: 0, failed: 0, refused: 0, inFlight: 0 };
+  private readonly client: WeftClient;
+  private readonly types: string[];
+  private readonly concurrency: number;
+  private readonly running = new Map<string, Running>();
+  private pending: Report[] = [];
+  private reporting: Promise<void> | null = null;
+  private polling = false;
+  private pollReserved = 0;
+  private reportReserved = 0;
+  private stopping = false;
+  private readonly pollAbort = new AbortController();
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private heartbeatMs = 30_000;
+  private idle: (() => void) | null = null;
+  private backoffMs = 0;
+
+  constructor(private readonly options: WorkerOptions) {
+    this.name = options.name ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
+    this.client = new WeftClient({ url: options.url, ...(options.namespace ? { namespace: options.namespace } : {}), connections: 8 });
+    this.types = Object.keys(options.handlers);
+    if (this.types.length === 0) throw new Error('a worker needs at least one handler');
+    this.concurrency = Math.max(1, options.concurrency ?? 10);
+  }
+
+  /** Starts polling. Resolves once the worker is running (not when it stops). */
+  async start(): Promise<void> {
+    this.schedule();
+  }
+
+  /**
+   * Stops gracefully: no new polls, in-flight tasks finish and their results are reported, then the
+   * connection closes. After `timeoutMs` the handlers still running are aborted (their leases expire
+   * on the server and the tasks are retried elsewhere).
+   */
+  async stop(timeoutMs = 30_000): Promise<void> {
+    this.stopping = true;
+    this.pollAbort.abort();
+    const drained = new Promise<void>((resolve) => {
+      this.idle = resolve;
+      this.checkIdle();
+    });
+    const timer = setTimeout(() => {
+      for (const r of this.running.values()) r.abort.abort();
+    }, timeoutMs);
+    await drained;
+    clearTimeout(timer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    await this.client.close();
+  }
+
+  private get free(): number {
+    return this.concurrency - this.running.size - this.pollReserved - this.reportReserved;
+  }
+
+  /** Starts a poll when slots are free and no report is about to bring tasks. */
+  private schedule(): void {
+    if (this.stopping || this.polling || this.reporting || this.pending.length > 0 || this.free <= 0) return;
+    this.polling = true;
+    this.pollReserved = this.free;
+    void this.poll(this.pollReserved);
+  }
+
+  private async poll(max: number): Promise<void> {
+    try {
+      if (this.backoffMs > 0) await new Promise((r) => setTimeout(r, this.backoffMs));
+      const answer = await this.client.poll(this.name, this.types, max, this.options.pollWaitMs ?? 20_000, this.pollAbort.signal);
+      this.backoffMs = 0;
+      this.setHeartbeat(answer.heartbeat_ms);
+      this.pollReserved = 0;
+      for (const task of answer.tasks) this.run(task);
+    } catch (e) {
+      this.pollReserved = 0;
+      if (!this.stopping) {
+        this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 200), 5000);
+        this.options.onProblem?.(`poll failed; retrying in ${this.backoffMs} ms`, e);
+      }
+    } finally {
+      this.polling = false;
+      this.schedule();
+      this.checkIdle();
+    }
+  }
+
+  private run(task: LeasedTask): void {
+    const handler = this.options.handlers[task.task_type];
+    const abort = new AbortController();
+    this.running.set(task.task_id, { task, abort });
+    this.stats.inFlight = this.running.size;
+    const ctx: TaskContext = {
+      taskId: task.task_id,
+      runId: task.run_id,
+      nodeId: task.node_id,
+      iteration: task.iteration,
+      attempt: task.attempt,
+      taskType: task.task_type,
+      definition: task.definition,
+      signal: abort.signal,
+    };
+    const base = { run_id: task.run_id, task_id: task.task_id, attempt: task.attempt, lease_token: task.lease_token };
+    const settle = (report: Report) => {
+      this.running.delete(task.task_id);
+      this.stats.inFlight = this.running.size;
+      this.pending.push(report);
+      this.flush();
+    };
+    Promise.resolve()
+      .then(() => {
+        if (!handler) throw new TerminalError(`this worker has no handler for task type ${task.task_type}`);
+        return handler(task.input, ctx);
+      })
+      .then(
+        (output) => settle({ ...base, output: output === undefined ? null : (output as Json) }),
+        (error: unknown) => {
+          const e = error instanceof Error ? error : new Error(String(error));
+          settle({
+            ...base,
+            error: {
+              message: e.message || e.name,
+              type: e.name,
+              ...(e.stack ? { stack: e.stack } : {}),
+              retryable: !(e instanceof TerminalError),
+              ...(e instanceof TerminalError && e.details !== undefined ? { details: e.details as Json } : {}),
+            },
+          });
+        },
+      );
+  }
+
+  /** Sends pending reports, one request at a time; reports finishing meanwhile go in the next batch. */
+  private flush(): void {
+    if (this.reporting || this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    const want = this.stopping ? 0 : Math.max(0, this.free);
+    this.reportReserved = want;
+    this.reporting = (async () => {
+      try {
+        const answer = await this.client.report(this.name, batch, { taskTypes: this.types, max: want });
+        this.backoffMs = 0;
+        for (const [i, result] of answer.results.entries()) {
+          const sent = batch[i]!;
+          if (!result.accepted) {
+            this.stats.refused++;
+            this.options.onProblem?.(`report for task ${result.task_id} was refused: ${result.why}`);
+          } else if ('error' in sent) this.stats.failed++;
+          else this.stats.completed++;
+        }
+        this.reportReserved = 0;
+        for (const task of answer.tasks) this.run(task);
+      } catch (e) {
+        // Keep the reports: fencing makes re-sending safe.
+        this.pending = [...batch, ...this.pending];
+        this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 200), 5000);
+        this.options.onProblem?.(`report failed; retrying in ${this.backoffMs} ms`, e);
+        await new Promise((r) => setTimeout(r, this.backoffMs));
+      } finally {
+        this.reportReserved = 0;
+        this.reporting = null;
+        this.flush();
+        this.schedule();
+        this.checkIdle();
+      }
+    })();
+  }
+
+  private setHeartbeat(ms: number): void {
+    if (ms === this.heartbeatMs && this.heartbeatTimer) return;
+    this.heartbeatMs = ms;
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), ms);
+    this.heartbeatTimer.unref();
+  }
+
+  /** Renews every held lease in one request; tasks whose lease is lost are aborted. */
+  private async heartbeat(): Promise<void> {
+    const held = [...this.running.values()];
+    if (held.length === 0) return;
+    try {
+      const { lost } = await this.client.heartbeat(
+        this.name,
+        held.map(({ task }) => ({ run_id: task.run_id, task_id: task.task_id, attempt: task.attempt, lease_token: task.lease_token })),
+      );
+      for (const id of lost) {
+        this.running.get(id)?.abort.abort(new Error('the lease on this task was lost'));
+        this.options.onProblem?.(`lease lost on task ${id}; its handler was signalled to stop`);
+      }
+    } catch (e) {
+      this.options.onProblem?.('heartbeat failed; will try again', e);
+    }
+  }
+
+  private checkIdle(): void {
+    if (this.idle && this.stopping && !this.polling && this.running.size === 0 && this.pending.length === 0 && !this.reporting) {
+      const done = this.idle;
+      this.idle = null;
+      done();
+    }
+  }
+}
