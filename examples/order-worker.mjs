@@ -13,7 +13,8 @@ const worker = new Worker({
   handlers: {
     'orders.validate': async ({ order }) => {
       await jitter(1, 5);
-      if (order.items.some((item) => item.qty > 100)) throw new TerminalError('an order may not ask for more than 100 of one item');
+      if (order.items.some((item) => item.qty > 100))
+        throw new TerminalError('an order may not ask for more than 100 of one item');
       return { valid: true };
     },
     'inventory.reserve': async ({ items }) => {

@@ -3,7 +3,14 @@ import { WeftApiError } from '@weft/client';
 import { Command, InvalidArgumentError } from 'commander';
 import { demoCommand } from './commands/demo.js';
 import { migrateCommand, validateCommand } from './commands/local.js';
-import { cancelCommand, deployCommand, listRunsCommand, type RemoteOptions, showRunCommand, startCommand } from './commands/remote.js';
+import {
+  cancelCommand,
+  deployCommand,
+  listRunsCommand,
+  type RemoteOptions,
+  showRunCommand,
+  startCommand,
+} from './commands/remote.js';
 import { devCommand, serverCommand } from './commands/servers.js';
 import { CliError } from './errors.js';
 import { color } from './output.js';
@@ -25,13 +32,16 @@ function positiveInt(value: string): number {
 
 function port(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number (0 to 65535)');
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InvalidArgumentError('must be a port number (0 to 65535)');
   return n;
 }
 
 program
   .command('demo')
-  .description('start PostgreSQL and a server, run a batch of example orders through the example worker, and summarise')
+  .description(
+    'start PostgreSQL and a server, run a batch of example orders through the example worker, and summarise',
+  )
   .option('--runs <n>', 'runs to start', positiveInt, 200)
   .option('--workers <n>', 'worker processes', positiveInt, 2)
   .option('--data <dir>', 'where the embedded PostgreSQL keeps its data', '.weft/demo')

@@ -21,9 +21,13 @@ const ANSI = /\x1b\[[0-9;]*m/g;
 
 /** Formats rows as an aligned text table with a header. */
 export function table(header: string[], rows: string[][]): string {
-  const width = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').replace(ANSI, '').length)));
+  const width = header.map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => (r[i] ?? '').replace(ANSI, '').length)),
+  );
   const line = (cells: string[]) =>
-    cells.map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(width[i]! - c.replace(ANSI, '').length))).join('  ');
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(width[i]! - c.replace(ANSI, '').length)))
+      .join('  ');
   return [color.bold(line(header)), ...rows.map(line)].join('\n');
 }
 

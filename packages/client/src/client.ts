@@ -1,5 +1,15 @@
 import { Agent, request } from 'undici';
-import type { Deployed, HistoryEvent, Json, LeasedTask, Report, ReportResult, Run, RunStatus, RunWithTasks } from './types.js';
+import type {
+  Deployed,
+  HistoryEvent,
+  Json,
+  LeasedTask,
+  Report,
+  ReportResult,
+  Run,
+  RunStatus,
+  RunWithTasks,
+} from './types.js';
 
 /** An error answer from the API: its HTTP status, stable code and message. */
 export class WeftApiError extends Error {
@@ -32,7 +42,11 @@ export class WeftClient {
 
   constructor(options: ClientOptions) {
     this.url = options.url.replace(/\/+$/, '');
-    this.agent = new Agent({ connections: options.connections ?? 16, keepAliveTimeout: 60_000, pipelining: 1 });
+    this.agent = new Agent({
+      connections: options.connections ?? 16,
+      keepAliveTimeout: 60_000,
+      pipelining: 1,
+    });
     this.headers = { 'content-type': 'application/json', 'x-weft-namespace': options.namespace ?? 'default' };
   }
 
@@ -41,27 +55,40 @@ export class WeftClient {
     return this.call('POST', '/v1/definitions', yaml, 'application/yaml');
   }
 
-  listDefinitions(): Promise<{ items: { name: string; latest_version: number; versions: number; updated_at: string }[] }> {
+  listDefinitions(): Promise<{
+    items: { name: string; latest_version: number; versions: number; updated_at: string }[];
+  }> {
     return this.call('GET', '/v1/definitions');
   }
 
-  getDefinition(name: string): Promise<{ name: string; versions: { version: number; hash: string; created_at: string }[] }> {
+  getDefinition(
+    name: string,
+  ): Promise<{ name: string; versions: { version: number; hash: string; created_at: string }[] }> {
     return this.call('GET', `/v1/definitions/${encodeURIComponent(name)}`);
   }
 
-  getDefinitionVersion(name: string, version: number | 'latest' = 'latest'): Promise<{ name: string; version: number; source: string; definition: Json }> {
+  getDefinitionVersion(
+    name: string,
+    version: number | 'latest' = 'latest',
+  ): Promise<{ name: string; version: number; source: string; definition: Json }> {
     return this.call('GET', `/v1/definitions/${encodeURIComponent(name)}/versions/${version}`);
   }
 
   startRun(definition: string, input: Json = {}, options: { version?: number } = {}): Promise<Run> {
-    return this.call('POST', '/v1/runs', { definition, input, ...(options.version ? { version: options.version } : {}) });
+    return this.call('POST', '/v1/runs', {
+      definition,
+      input,
+      ...(options.version ? { version: options.version } : {}),
+    });
   }
 
   getRun(id: string): Promise<RunWithTasks> {
     return this.call('GET', `/v1/runs/${encodeURIComponent(id)}`);
   }
 
-  listRuns(filter: { status?: RunStatus; definition?: string; cursor?: string; limit?: number } = {}): Promise<{ items: Run[]; next_cursor: string | null }> {
+  listRuns(
+    filter: { status?: RunStatus; definition?: string; cursor?: string; limit?: number } = {},
+  ): Promise<{ items: Run[]; next_cursor: string | null }> {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(filter)) if (v !== undefined) q.set(k, String(v));
     const qs = q.toString();
@@ -69,24 +96,50 @@ export class WeftClient {
   }
 
   cancelRun(id: string, reason?: string, by?: string): Promise<Run> {
-    return this.call('POST', `/v1/runs/${encodeURIComponent(id)}/cancel`, { ...(reason ? { reason } : {}), ...(by ? { by } : {}) });
+    return this.call('POST', `/v1/runs/${encodeURIComponent(id)}/cancel`, {
+      ...(reason ? { reason } : {}),
+      ...(by ? { by } : {}),
+    });
   }
 
-  history(id: string, after = 0, limit = 200): Promise<{ events: HistoryEvent[]; next_after: number | null }> {
+  history(
+    id: string,
+    after = 0,
+    limit = 200,
+  ): Promise<{ events: HistoryEvent[]; next_after: number | null }> {
     return this.call('GET', `/v1/runs/${encodeURIComponent(id)}/history?after=${after}&limit=${limit}`);
   }
 
   /** Leases up to `max` tasks, waiting up to `waitMs` for one to be ready. */
-  poll(worker: string, taskTypes: readonly string[], max: number, waitMs: number, signal?: AbortSignal): Promise<{ tasks: LeasedTask[]; lease_ms: number; heartbeat_ms: number }> {
-    return this.call('POST', '/v1/tasks/poll', { worker, task_types: taskTypes, max, wait_ms: waitMs }, 'application/json', signal);
+  poll(
+    worker: string,
+    taskTypes: readonly string[],
+    max: number,
+    waitMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ tasks: LeasedTask[]; lease_ms: number; heartbeat_ms: number }> {
+    return this.call(
+      'POST',
+      '/v1/tasks/poll',
+      { worker, task_types: taskTypes, max, wait_ms: waitMs },
+      'application/json',
+      signal,
+    );
   }
 
-  heartbeat(worker: string, tasks: { run_id: string; task_id: string; attempt: number; lease_token: string }[]): Promise<{ held: string[]; lost: string[] }> {
+  heartbeat(
+    worker: string,
+    tasks: { run_id: string; task_id: string; attempt: number; lease_token: string }[],
+  ): Promise<{ held: string[]; lost: string[] }> {
     return this.call('POST', '/v1/tasks/heartbeat', { worker, tasks });
   }
 
   /** Reports outcomes; with `next`, the server may hand back new tasks for the worker's free slots. */
-  report(worker: string, reports: Report[], next?: { taskTypes: readonly string[]; max: number }): Promise<{ results: ReportResult[]; tasks: LeasedTask[] }> {
+  report(
+    worker: string,
+    reports: Report[],
+    next?: { taskTypes: readonly string[]; max: number },
+  ): Promise<{ results: ReportResult[]; tasks: LeasedTask[] }> {
     return this.call('POST', '/v1/tasks/report', {
       worker,
       reports,
@@ -98,14 +151,23 @@ export class WeftClient {
     await this.agent.close();
   }
 
-  private async call<T>(method: string, path: string, body?: unknown, type = 'application/json', signal?: AbortSignal): Promise<T> {
+  private async call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    type = 'application/json',
+    signal?: AbortSignal,
+  ): Promise<T> {
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
     let response: Awaited<ReturnType<typeof request>>;
     try {
       response = await request(`${this.url}${path}`, {
         method: method as 'GET',
         dispatcher: this.agent,
-        headers: payload === undefined ? { 'x-weft-namespace': this.headers['x-weft-namespace']! } : { ...this.headers, 'content-type': type },
+        headers:
+          payload === undefined
+            ? { 'x-weft-namespace': this.headers['x-weft-namespace']! }
+            : { ...this.headers, 'content-type': type },
         ...(payload !== undefined ? { body: payload } : {}),
         ...(signal ? { signal } : {}),
         headersTimeout: 120_000,
@@ -113,13 +175,23 @@ export class WeftClient {
       });
     } catch (e) {
       const cause = (e as { code?: string }).code ?? (e as Error).message;
-      throw new WeftApiError(0, 'unreachable', `cannot reach the Weft server at ${this.url} (${cause}); is it running?`);
+      throw new WeftApiError(
+        0,
+        'unreachable',
+        `cannot reach the Weft server at ${this.url} (${cause}); is it running?`,
+      );
     }
     const text = await response.body.text();
     const parsed = text ? (JSON.parse(text) as unknown) : null;
     if (response.statusCode >= 400) {
-      const err = (parsed as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
-      throw new WeftApiError(response.statusCode, err?.code ?? 'http_error', err?.message ?? `HTTP ${response.statusCode}`, err?.details);
+      const err = (parsed as { error?: { code?: string; message?: string; details?: unknown } } | null)
+        ?.error;
+      throw new WeftApiError(
+        response.statusCode,
+        err?.code ?? 'http_error',
+        err?.message ?? `HTTP ${response.statusCode}`,
+        err?.details,
+      );
     }
     return parsed as T;
   }

@@ -32,16 +32,18 @@ export async function decideRound(ctx: EngineContext): Promise<boolean> {
 }
 
 async function decideBatch(ctx: EngineContext, runIds: readonly string[]): Promise<void> {
-  const pass = new Pass(ctx.dispatcher);
-  await ctx.store.transaction(async (tx) => {
+  // A transaction may be retried (deadlock, serialisation failure): each attempt builds its own pass.
+  const pass = await ctx.store.transaction(async (tx) => {
+    const pass = new Pass(ctx.dispatcher);
     const locked = await tx.lockRuns(runIds, 'skip');
-    if (locked.length === 0) return;
+    if (locked.length === 0) return pass;
     const claimed = new Set(await tx.claimDecisions(locked.map((r) => r.id)));
     for (const run of locked) {
       if (!claimed.has(run.id)) continue; // another decider got there first
       await ctx.evaluator.decideRun(tx, run, true, [], pass);
     }
     await pass.finish(tx, ctx.config.crossProcessWakeups);
+    return pass;
   });
   await fault('decide.after-commit');
   pass.afterCommit(ctx.wakeups);

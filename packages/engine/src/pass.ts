@@ -6,12 +6,19 @@ import {
   emptyWriteSet,
   type LeasedTask,
   type LockedRun,
+  type NewTaskRow,
   type QueueRow,
   type RunUpdateRow,
+  type TaskUpdateRow,
   type WriteSet,
 } from './records.js';
 import type { StoreTx, Wakeup } from './store.js';
 import type { Wakeups } from './wakeups.js';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+const identity = (a: { nodeId: string; iteration: string; attempt: number }) =>
+  `${a.nodeId}\u0000${a.iteration}\u0000${a.attempt}`;
 
 /** A worker's free capacity offered to a pass: tasks it decides may go straight to that worker. */
 export interface EagerSlot {
@@ -53,32 +60,24 @@ export class Pass {
     // Ids of rows loaded for the decision, and of rows this pass creates (a join created and then fired
     // by two events of one pass is updated by id like any other).
     const ids = new Map(loadedIds);
+    const touched = new Map<
+      string,
+      { kind: 'new'; row: Mutable<NewTaskRow> } | { kind: 'update'; row: Mutable<TaskUpdateRow> }
+    >();
     const w = this.writes;
     for (const action of actions) {
       switch (action.kind) {
         case 'create_task': {
           const id = uuidv7(run.now.getTime());
           ids.set(taskKey(action.nodeId, action.iteration), id);
-          const lease =
-            action.status === 'queued' && action.dispatch
-              ? this.offer(
-                  run,
-                  id,
-                  action.nodeId,
-                  action.iteration,
-                  action.attempt,
-                  action.dispatch,
-                  action.input,
-                )
-              : null;
-          w.newTasks.push({
+          const row: Mutable<NewTaskRow> = {
             id,
             runId: run.id,
             namespace: run.namespace,
             nodeId: action.nodeId,
             iteration: action.iteration,
             attempt: action.attempt,
-            status: lease ? 'running' : action.status,
+            status: action.status,
             taskType: action.dispatch?.taskType ?? null,
             priority: action.dispatch?.priority ?? 0,
             timeoutMs: action.dispatch?.timeoutMs ?? null,
@@ -86,43 +85,46 @@ export class Pass {
             output: action.output,
             error: action.error,
             arrivals: action.arrivals,
-            lease,
-          });
-          if (action.status === 'queued' && action.dispatch && !lease) this.queue(run, id, action.dispatch);
+            lease: null,
+          };
+          w.newTasks.push(row);
+          touched.set(identity(action), { kind: 'new', row });
+          if (action.status === 'queued' && action.dispatch) this.dispatchRow(run, row, id, action.dispatch);
           break;
         }
         case 'update_task': {
+          // One statement updates each row at most once, so several changes to one attempt in a pass
+          // are merged into a single row (into its insert, if this pass creates it).
           const id = ids.get(taskKey(action.nodeId, action.iteration));
           const dispatch = action.status === 'queued' ? (action.dispatch ?? null) : null;
-          const lease =
-            dispatch && id
-              ? this.offer(
-                  run,
-                  id,
-                  action.nodeId,
-                  action.iteration,
-                  action.attempt,
-                  dispatch,
-                  action.input ?? null,
-                )
-              : null;
-          w.taskUpdates.push({
-            runId: run.id,
-            nodeId: action.nodeId,
-            iteration: action.iteration,
-            attempt: action.attempt,
-            expect: action.expect,
-            status: lease ? 'running' : action.status,
-            ...(action.input !== undefined ? { input: action.input } : {}),
-            ...(action.output !== undefined ? { output: action.output } : {}),
-            ...(action.error !== undefined ? { error: action.error } : {}),
-            ...(action.arrivals !== undefined ? { arrivals: action.arrivals } : {}),
-            ...(dispatch
-              ? { taskType: dispatch.taskType, priority: dispatch.priority, timeoutMs: dispatch.timeoutMs }
-              : {}),
-            lease,
-          });
-          if (dispatch && id && !lease) this.queue(run, id, dispatch);
+          const prev = touched.get(identity(action));
+          const row: Mutable<NewTaskRow> | Mutable<TaskUpdateRow> =
+            prev?.row ??
+            (() => {
+              const fresh: Mutable<TaskUpdateRow> = {
+                runId: run.id,
+                nodeId: action.nodeId,
+                iteration: action.iteration,
+                attempt: action.attempt,
+                expect: action.expect,
+                status: action.status,
+                lease: null,
+              };
+              w.taskUpdates.push(fresh);
+              touched.set(identity(action), { kind: 'update', row: fresh });
+              return fresh;
+            })();
+          row.status = action.status;
+          if (action.input !== undefined) row.input = action.input;
+          if (action.output !== undefined) row.output = action.output;
+          if (action.error !== undefined) row.error = action.error;
+          if (action.arrivals !== undefined) row.arrivals = action.arrivals;
+          if (dispatch) {
+            row.taskType = dispatch.taskType;
+            row.priority = dispatch.priority;
+            row.timeoutMs = dispatch.timeoutMs;
+            if (id) this.dispatchRow(run, row, id, dispatch);
+          }
           break;
         }
         case 'set_timer':
@@ -220,6 +222,22 @@ export class Pass {
 
   private updateRun(runId: string, change: Omit<RunUpdateRow, 'runId'>): void {
     this.runUpdates.set(runId, { ...this.runUpdates.get(runId), ...change, runId });
+  }
+
+  /** A row that became queued goes straight to the reporting worker if it has room, else on the queue. */
+  private dispatchRow(
+    run: LockedRun,
+    row: Mutable<NewTaskRow> | Mutable<TaskUpdateRow>,
+    id: string,
+    dispatch: { taskType: string; priority: number; timeoutMs: number | null },
+  ): void {
+    const lease = this.offer(run, id, row.nodeId, row.iteration, row.attempt, dispatch, row.input ?? null);
+    if (lease) {
+      row.status = 'running';
+      row.lease = lease;
+    } else {
+      this.queue(run, id, dispatch);
+    }
   }
 
   private queue(run: LockedRun, taskId: string, dispatch: { taskType: string; priority: number }): void {

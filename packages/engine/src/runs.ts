@@ -39,8 +39,8 @@ export class RunService {
       }
     }
     const id = uuidv7();
-    const pass = new Pass(this.ctx.dispatcher);
-    const run = await this.ctx.store.transaction(async (tx) => {
+    const { run, pass } = await this.ctx.store.transaction(async (tx) => {
+      const pass = new Pass(this.ctx.dispatcher);
       const locked = await tx.insertRun({
         id,
         namespace: request.namespace,
@@ -51,7 +51,7 @@ export class RunService {
       });
       await this.ctx.evaluator.decideRun(tx, locked, false, [{ kind: 'run_started' }], pass);
       await pass.finish(tx, this.ctx.config.crossProcessWakeups);
-      return locked;
+      return { run: locked, pass };
     });
     pass.afterCommit(this.ctx.wakeups);
     const { lastSeq: _s, now: _n, ...plain } = run;
@@ -87,14 +87,15 @@ export class RunService {
     runId: string,
     events: (run: LockedRun, tx: StoreTx) => RunEvent[] | Promise<RunEvent[]>,
   ): Promise<RunRecord> {
-    const pass = new Pass(this.ctx.dispatcher);
-    await this.ctx.store.transaction(async (tx) => {
+    const pass = await this.ctx.store.transaction(async (tx) => {
+      const pass = new Pass(this.ctx.dispatcher);
       const [run] = await tx.lockRuns([runId], 'wait');
       if (!run) throw notFound(runId);
       const own = await events(run, tx);
       const claimed = await tx.claimDecisions([runId]);
       await this.ctx.evaluator.decideRun(tx, run, claimed.length > 0, own, pass);
       await pass.finish(tx, this.ctx.config.crossProcessWakeups);
+      return pass;
     });
     pass.afterCommit(this.ctx.wakeups);
     return this.get(runId);

@@ -121,9 +121,10 @@ export class TaskService {
     inline: boolean,
   ): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
     const runIds = [...new Set(request.reports.map((r) => r.runId))];
-    const pass = new Pass(this.ctx.dispatcher, eager);
     let deferred = false;
-    const verdicts = await this.ctx.store.transaction(async (tx) => {
+    // A transaction may be retried (deadlock, serialisation failure): each attempt builds its own pass.
+    const { verdicts, pass } = await this.ctx.store.transaction(async (tx) => {
+      const pass = new Pass(this.ctx.dispatcher, eager);
       const locked = inline ? await tx.lockRuns(runIds, 'skip') : [];
       deferred = locked.length < runIds.length;
       const claimed = deferred ? [] : await tx.claimDecisions(runIds);
@@ -148,7 +149,7 @@ export class TaskService {
           await this.ctx.evaluator.decideRun(tx, run, claimedIds.has(run.id), events.get(run.id) ?? [], pass);
       }
       await pass.finish(tx, this.ctx.config.crossProcessWakeups);
-      return verdicts;
+      return { verdicts, pass };
     });
     await fault('report.after-commit');
     pass.afterCommit(this.ctx.wakeups);

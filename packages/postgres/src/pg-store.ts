@@ -32,6 +32,8 @@ const CHANNEL = 'weft_wakeup';
 export class PgStore implements Store {
   /** Tags this process's notifications so that it ignores its own. */
   readonly origin = randomUUID();
+  /** Transactions retried after a deadlock or serialisation failure, by error code. */
+  readonly retries: Record<string, number> = {};
 
   constructor(readonly sql: Sql) {}
 
@@ -46,6 +48,7 @@ export class PgStore implements Store {
       } catch (e) {
         const code = (e as { code?: string }).code;
         if (!code || !RETRYABLE.has(code) || attempt >= 5) throw e;
+        this.retries[code] = (this.retries[code] ?? 0) + 1;
       }
     }
   }

@@ -24,8 +24,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
     requestTimeout: 120_000,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
-  app.addContentTypeParser(['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'], { parseAs: 'string' }, (_req, body, done) =>
-    done(null, body),
+  app.addContentTypeParser(
+    ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'],
+    { parseAs: 'string' },
+    (_req, body, done) => done(null, body),
   );
   installErrorHandler(app);
   app.get('/healthz', async () => ({ ok: true }));

@@ -9,26 +9,58 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | WeftError | Error, request, reply) => {
     if (error instanceof WeftError) {
-      return reply.status(error.status).send({ error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } });
+      return reply
+        .status(error.status)
+        .send({
+          error: {
+            code: error.code,
+            message: error.message,
+            ...(error.details ? { details: error.details } : {}),
+          },
+        });
     }
     const fe = error as FastifyError;
     if (fe.validation) {
       const first = fe.validation[0];
-      const field = first ? `${first.instancePath || '(body)'}`.replace(/^\//, '').replaceAll('/', '.') || 'body' : 'body';
-      const message = first ? `${fe.validationContext ?? 'body'} ${field === 'body' ? '' : `field "${field}" `}${first.message}` : fe.message;
-      return reply.status(400).send({ error: { code: 'bad_request', message: message.replace(/\s+/g, ' ').trim() } });
+      const field = first
+        ? `${first.instancePath || '(body)'}`.replace(/^\//, '').replaceAll('/', '.') || 'body'
+        : 'body';
+      const message = first
+        ? `${fe.validationContext ?? 'body'} ${field === 'body' ? '' : `field "${field}" `}${first.message}`
+        : fe.message;
+      return reply
+        .status(400)
+        .send({ error: { code: 'bad_request', message: message.replace(/\s+/g, ' ').trim() } });
     }
     if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply.status(415).send({ error: { code: 'unsupported_media_type', message: `send JSON (or YAML to /v1/definitions), not ${request.headers['content-type']}` } });
+      return reply
+        .status(415)
+        .send({
+          error: {
+            code: 'unsupported_media_type',
+            message: `send JSON (or YAML to /v1/definitions), not ${request.headers['content-type']}`,
+          },
+        });
     }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-      const code = fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || /JSON/.test(fe.message) ? 'malformed_body' : 'bad_request';
-      return reply.status(fe.statusCode).send({ error: { code, message: `the request body is not valid: ${fe.message}` } });
+      const code =
+        fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || /JSON/.test(fe.message)
+          ? 'malformed_body'
+          : 'bad_request';
+      return reply
+        .status(fe.statusCode)
+        .send({ error: { code, message: `the request body is not valid: ${fe.message}` } });
     }
     request.log.error({ err: error }, 'request failed');
-    return reply.status(500).send({ error: { code: 'internal', message: 'the server failed to handle this request; see its log' } });
+    return reply
+      .status(500)
+      .send({
+        error: { code: 'internal', message: 'the server failed to handle this request; see its log' },
+      });
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url}` } }),
+    reply
+      .status(404)
+      .send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url}` } }),
   );
 }

@@ -8,7 +8,11 @@ export function namespaceOf(request: FastifyRequest): string {
   const given = request.headers['x-weft-namespace'];
   const value = (Array.isArray(given) ? given[0] : given) ?? 'default';
   if (!NAMESPACE.test(value)) {
-    throw new WeftError('bad_namespace', `namespace ${JSON.stringify(value)} is not valid: use lowercase letters, digits, "_" and "-"`, 400);
+    throw new WeftError(
+      'bad_namespace',
+      `namespace ${JSON.stringify(value)} is not valid: use lowercase letters, digits, "_" and "-"`,
+      400,
+    );
   }
   return value;
 }

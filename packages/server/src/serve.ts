@@ -33,7 +33,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const logger = pino({ level: options.logLevel ?? 'info', base: { service: 'weft' } });
   const sql = connect(options.databaseUrl, { max: options.poolSize ?? 20, applicationName: 'weft-server' });
   try {
-    if (options.migrate ?? true) await migrate(sql, (m) => logger.info({ migration: m.id }, `applied migration ${m.name}`));
+    if (options.migrate ?? true)
+      await migrate(sql, (m) => logger.info({ migration: m.id }, `applied migration ${m.name}`));
   } catch (e) {
     await sql.end();
     throw e;

@@ -16,7 +16,10 @@ export interface TaskContext {
 }
 
 /** Does one task: takes its input, returns its output (or throws to fail it). */
-export type Handler = (input: Json, ctx: TaskContext) => Json | undefined | Promise<Json | undefined | void> | void;
+export type Handler = (
+  input: Json,
+  ctx: TaskContext,
+) => Json | undefined | Promise<Json | undefined | void> | void;
 
 /** How a worker runs. */
 export interface WorkerOptions {
@@ -74,7 +77,11 @@ export class Worker {
 
   constructor(private readonly options: WorkerOptions) {
     this.name = options.name ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
-    this.client = new WeftClient({ url: options.url, ...(options.namespace ? { namespace: options.namespace } : {}), connections: 8 });
+    this.client = new WeftClient({
+      url: options.url,
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+      connections: 8,
+    });
     this.types = Object.keys(options.handlers);
     if (this.types.length === 0) throw new Error('a worker needs at least one handler');
     this.concurrency = Math.max(1, options.concurrency ?? 10);
@@ -121,7 +128,13 @@ export class Worker {
   private async poll(max: number): Promise<void> {
     try {
       if (this.backoffMs > 0) await new Promise((r) => setTimeout(r, this.backoffMs));
-      const answer = await this.client.poll(this.name, this.types, max, this.options.pollWaitMs ?? 20_000, this.pollAbort.signal);
+      const answer = await this.client.poll(
+        this.name,
+        this.types,
+        max,
+        this.options.pollWaitMs ?? 20_000,
+        this.pollAbort.signal,
+      );
       this.backoffMs = 0;
       this.setHeartbeat(answer.heartbeat_ms);
       this.pollReserved = 0;
@@ -154,7 +167,12 @@ export class Worker {
       definition: task.definition,
       signal: abort.signal,
     };
-    const base = { run_id: task.run_id, task_id: task.task_id, attempt: task.attempt, lease_token: task.lease_token };
+    const base = {
+      run_id: task.run_id,
+      task_id: task.task_id,
+      attempt: task.attempt,
+      lease_token: task.lease_token,
+    };
     const settle = (report: Report) => {
       this.running.delete(task.task_id);
       this.stats.inFlight = this.running.size;
@@ -177,7 +195,9 @@ export class Worker {
               type: e.name,
               ...(e.stack ? { stack: e.stack } : {}),
               retryable: !(e instanceof TerminalError),
-              ...(e instanceof TerminalError && e.details !== undefined ? { details: e.details as Json } : {}),
+              ...(e instanceof TerminalError && e.details !== undefined
+                ? { details: e.details as Json }
+                : {}),
             },
           });
         },
@@ -236,7 +256,12 @@ export class Worker {
     try {
       const { lost } = await this.client.heartbeat(
         this.name,
-        held.map(({ task }) => ({ run_id: task.run_id, task_id: task.task_id, attempt: task.attempt, lease_token: task.lease_token })),
+        held.map(({ task }) => ({
+          run_id: task.run_id,
+          task_id: task.task_id,
+          attempt: task.attempt,
+          lease_token: task.lease_token,
+        })),
       );
       for (const id of lost) {
         this.running.get(id)?.abort.abort(new Error('the lease on this task was lost'));
@@ -248,7 +273,14 @@ export class Worker {
   }
 
   private checkIdle(): void {
-    if (this.idle && this.stopping && !this.polling && this.running.size === 0 && this.pending.length === 0 && !this.reporting) {
+    if (
+      this.idle &&
+      this.stopping &&
+      !this.polling &&
+      this.running.size === 0 &&
+      this.pending.length === 0 &&
+      !this.reporting
+    ) {
       const done = this.idle;
       this.idle = null;
       done();

@@ -50,9 +50,12 @@ export async function demoCommand(o: DemoOptions): Promise<void> {
 
     const counts = await watch(server, ids);
     for (const w of workers) w.kill('SIGTERM');
-    await Promise.all(workers.map((w) => new Promise((r) => (w.exitCode !== null ? r(null) : w.once('exit', r)))));
+    await Promise.all(
+      workers.map((w) => new Promise((r) => (w.exitCode !== null ? r(null) : w.once('exit', r)))),
+    );
     await summary(server, ids, counts, Date.now() - started);
-    if ((counts.completed ?? 0) !== ids.length) throw new CliError(`${ids.length - (counts.completed ?? 0)} run(s) did not complete`);
+    if ((counts.completed ?? 0) !== ids.length)
+      throw new CliError(`${ids.length - (counts.completed ?? 0)} run(s) did not complete`);
   } finally {
     for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
     await server?.close();
@@ -70,11 +73,19 @@ async function startRuns(server: RunningServer, count: number): Promise<string[]
   const starter = async () => {
     while (next < count) {
       const n = next++;
-      const items = Array.from({ length: 1 + (n % 3) }, (_, i) => ({ sku: `SKU-${(n * 7 + i) % 50}`, qty: 1 + ((n + i) % 4) }));
+      const items = Array.from({ length: 1 + (n % 3) }, (_, i) => ({
+        sku: `SKU-${(n * 7 + i) % 50}`,
+        qty: 1 + ((n + i) % 4),
+      }));
       const run = await server.engine.runs.start({
         namespace: 'default',
         definition: 'order-fulfilment',
-        input: { order_id: `ord-${String(n + 1).padStart(5, '0')}`, email: `customer${n}@example.com`, amount: 10 + (n % 90), items },
+        input: {
+          order_id: `ord-${String(n + 1).padStart(5, '0')}`,
+          email: `customer${n}@example.com`,
+          amount: 10 + (n % 90),
+          items,
+        },
       });
       ids.push(run.id);
     }
@@ -90,7 +101,8 @@ function startWorker(url: string, index: number): ChildProcess {
   });
   child.stderr?.on('data', (chunk: Buffer) => {
     const text = chunk.toString().trim();
-    if (text && !/refused|bank timeout/.test(text)) process.stderr.write(`${color.dim(`[worker ${index + 1}]`)} ${text}\n`);
+    if (text && !/refused|bank timeout/.test(text))
+      process.stderr.write(`${color.dim(`[worker ${index + 1}]`)} ${text}\n`);
   });
   return child;
 }
@@ -103,7 +115,8 @@ async function watch(server: RunningServer, ids: string[]): Promise<Counts> {
   let lastLine = 0;
   for (;;) {
     const counts = await server.store.countRuns('default', ids);
-    const finished = (counts.completed ?? 0) + (counts.failed ?? 0) + (counts.cancelled ?? 0) + (counts.terminated ?? 0);
+    const finished =
+      (counts.completed ?? 0) + (counts.failed ?? 0) + (counts.cancelled ?? 0) + (counts.terminated ?? 0);
     const secs = (Date.now() - began) / 1000;
     const width = 30;
     const filled = Math.round((finished / ids.length) * width);
@@ -137,10 +150,20 @@ async function summary(server: RunningServer, ids: string[], counts: Counts, wal
   const s = row!;
   console.log('');
   console.log(color.bold('Summary'));
-  console.log(`  runs        ${ids.length} started, ${color.green(String(counts.completed ?? 0))} completed, ${counts.failed ?? 0} failed`);
-  console.log(`  tasks       ${s.tasks} completed; ${s.failedAttempts} attempts failed and ${s.retries} retries recovered them`);
-  console.log(`  run time    p50 ${Math.round(s.p50)} ms, p95 ${Math.round(s.p95)} ms (each run is 6 tasks with simulated work)`);
-  console.log(`  throughput  ${Math.round(s.tasks / (s.span / 1000))} tasks/s over ${(s.span / 1000).toFixed(1)} s; ${(wallMs / 1000).toFixed(1)} s in all`);
+  console.log(
+    `  runs        ${ids.length} started, ${color.green(String(counts.completed ?? 0))} completed, ${counts.failed ?? 0} failed`,
+  );
+  console.log(
+    `  tasks       ${s.tasks} completed; ${s.failedAttempts} attempts failed and ${s.retries} retries recovered them`,
+  );
+  console.log(
+    `  run time    p50 ${Math.round(s.p50)} ms, p95 ${Math.round(s.p95)} ms (each run is 6 tasks with simulated work)`,
+  );
+  console.log(
+    `  throughput  ${Math.round(s.tasks / (s.span / 1000))} tasks/s over ${(s.span / 1000).toFixed(1)} s; ${(wallMs / 1000).toFixed(1)} s in all`,
+  );
   console.log('');
-  console.log(`Look around: ${color.bold('npx weft dev')} keeps a server running; then ${color.bold('npx weft runs list')} and ${color.bold('npx weft runs show <id>')}.`);
+  console.log(
+    `Look around: ${color.bold('npx weft dev')} keeps a server running; then ${color.bold('npx weft runs list')} and ${color.bold('npx weft runs show <id>')}.`,
+  );
 }

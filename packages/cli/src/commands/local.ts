@@ -18,10 +18,13 @@ export async function validateCommand(file: string): Promise<void> {
 
 /** `weft migrate`: applies pending migrations to DATABASE_URL. */
 export async function migrateCommand(databaseUrl: string | undefined): Promise<void> {
-  if (!databaseUrl) throw new CliError('set DATABASE_URL or pass --database-url to say which PostgreSQL to migrate');
+  if (!databaseUrl)
+    throw new CliError('set DATABASE_URL or pass --database-url to say which PostgreSQL to migrate');
   const sql = connect(databaseUrl, { max: 1 });
   try {
-    const applied = await migrate(sql, (m) => console.log(`applied ${String(m.id).padStart(4, '0')}_${m.name}`));
+    const applied = await migrate(sql, (m) =>
+      console.log(`applied ${String(m.id).padStart(4, '0')}_${m.name}`),
+    );
     if (applied.length === 0) console.log('the schema is up to date');
   } finally {
     await sql.end();
@@ -33,6 +36,8 @@ export async function readSource(file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (e) {
-    throw new CliError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+    throw new CliError(
+      `cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
+    );
   }
 }

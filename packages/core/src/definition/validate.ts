@@ -9,7 +9,10 @@ import type { Definition } from './types.js';
  * nodes or to themselves, no cycles (Kahn's algorithm), expressions that parse and read only nodes that
  * run before them, and an input schema that compiles. Returns every problem found (none: it is valid).
  */
-export function validateDefinition(def: Definition, alsoKnown: ReadonlySet<string> = new Set()): DefinitionProblem[] {
+export function validateDefinition(
+  def: Definition,
+  alsoKnown: ReadonlySet<string> = new Set(),
+): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
   if (def.nodes.length === 0 && alsoKnown.size === 0) {
     problems.push({ line: 0, path: 'nodes', message: 'the graph is empty: add at least one node' });

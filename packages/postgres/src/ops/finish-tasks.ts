@@ -46,6 +46,7 @@ interface TaskNow {
   status: string;
   leaseToken: string | null;
   pastDeadline: boolean;
+  latest: number;
 }
 
 /** Says why each refused report was refused, from the task as it is now. */
@@ -55,7 +56,9 @@ export async function explainRefusals(
 ): Promise<Map<string, ReportVerdict>> {
   const rows = await sql<TaskNow[]>`
     SELECT t.id, t.node_id, t.iteration, t.attempt, t.status, t.lease_token::text,
-           coalesce(t.deadline_at <= now(), false) AS past_deadline
+           coalesce(t.deadline_at <= now(), false) AS past_deadline,
+           (SELECT max(l.attempt) FROM weft.tasks l
+             WHERE l.run_id = t.run_id AND l.node_id = t.node_id AND l.iteration = t.iteration) AS latest
       FROM weft.tasks t
       JOIN unnest(${reports.map((r) => r.runId)}::uuid[], ${reports.map((r) => r.taskId)}::uuid[]) AS k(run_id, id)
         ON t.run_id = k.run_id AND t.id = k.id`;
@@ -72,9 +75,11 @@ export async function explainRefusals(
       continue;
     }
     let why: string;
-    if (task.attempt !== report.attempt)
-      why = `the report is for attempt ${report.attempt}, but attempt ${task.attempt} is current`;
-    else if (task.status !== 'running') why = `the task is already ${task.status.replace('_', ' ')}`;
+    if (task.attempt !== report.attempt) {
+      why = `the report names attempt ${report.attempt}, but task ${task.id} is attempt ${task.attempt}`;
+    } else if (task.latest > task.attempt) {
+      why = `the report is for attempt ${task.attempt}, but attempt ${task.latest} is current`;
+    } else if (task.status !== 'running') why = `the task is already ${task.status.replace('_', ' ')}`;
     else if (task.leaseToken !== report.leaseToken)
       why = 'the lease token does not match: the lease was lost or taken over';
     else if (task.pastDeadline) why = "the attempt's timeout has passed";

@@ -29,22 +29,30 @@ export async function insertRun(
 
 /**
  * Locks run rows in id order (so two lockers never deadlock on each other) and returns each with its last
- * history sequence number and the transaction's time. Reading MAX(seq) is safe here because every history
- * append happens under this same row lock (test: "history sequence under concurrent completions").
+ * history sequence number and the transaction's time.
+ *
+ * MAX(seq) is read by a second statement, after the lock is held. Read in the locking statement itself it
+ * would come from that statement's snapshot, taken before the previous holder committed, and two
+ * decisions would number their events the same (test: "history sequence under concurrent completions").
+ * The second statement is pipelined, so it costs no extra round trip.
  */
 export async function lockRuns(sql: Db, ids: readonly string[], mode: 'wait' | 'skip'): Promise<LockedRun[]> {
   if (ids.length === 0) return [];
   const sorted = [...new Set(ids)].sort();
-  if (mode === 'skip') {
-    return sql<LockedRun[]>`
-      SELECT ${sql.unsafe(RUN_COLUMNS)},
-             coalesce((SELECT max(h.seq) FROM weft.history h WHERE h.run_id = r.id), 0) AS last_seq, now() AS now
-        FROM weft.runs r WHERE r.id = ANY(${sorted}::uuid[]) ORDER BY r.id FOR UPDATE OF r SKIP LOCKED`;
-  }
-  return sql<LockedRun[]>`
-    SELECT ${sql.unsafe(RUN_COLUMNS)},
-           coalesce((SELECT max(h.seq) FROM weft.history h WHERE h.run_id = r.id), 0) AS last_seq, now() AS now
-      FROM weft.runs r WHERE r.id = ANY(${sorted}::uuid[]) ORDER BY r.id FOR UPDATE OF r`;
+  const locking =
+    mode === 'skip'
+      ? sql<(Omit<LockedRun, 'lastSeq'> & { lastSeq?: number })[]>`
+          SELECT ${sql.unsafe(RUN_COLUMNS)}, now() AS now
+            FROM weft.runs r WHERE r.id = ANY(${sorted}::uuid[]) ORDER BY r.id FOR UPDATE OF r SKIP LOCKED`
+      : sql<(Omit<LockedRun, 'lastSeq'> & { lastSeq?: number })[]>`
+          SELECT ${sql.unsafe(RUN_COLUMNS)}, now() AS now
+            FROM weft.runs r WHERE r.id = ANY(${sorted}::uuid[]) ORDER BY r.id FOR UPDATE OF r`;
+  const seqs = sql<{ runId: string; lastSeq: number }[]>`
+    SELECT id AS run_id, coalesce((SELECT max(h.seq) FROM weft.history h WHERE h.run_id = k.id), 0) AS last_seq
+      FROM unnest(${sorted}::uuid[]) AS k(id)`;
+  const [rows, last] = await Promise.all([locking, seqs]);
+  const byRun = new Map(last.map((r) => [r.runId, r.lastSeq]));
+  return rows.map((r) => ({ ...r, lastSeq: byRun.get(r.id) ?? 0 }));
 }
 
 /** Applies status, output, error and counter changes to runs the caller has locked. */

@@ -9,7 +9,11 @@ export function definitionRoutes(app: FastifyInstance, engine: Engine): void {
     const body = request.body;
     const source = typeof body === 'string' ? body : (body as { source?: unknown } | null)?.source;
     if (typeof source !== 'string' || source.trim() === '') {
-      throw new WeftError('bad_request', 'send the definition as YAML (content-type application/yaml) or as JSON {"source": "<yaml>"}', 400);
+      throw new WeftError(
+        'bad_request',
+        'send the definition as YAML (content-type application/yaml) or as JSON {"source": "<yaml>"}',
+        400,
+      );
     }
     const { record, created } = await engine.definitions.deploy(namespaceOf(request), source);
     return reply.status(created ? 201 : 200).send({
@@ -24,34 +28,53 @@ export function definitionRoutes(app: FastifyInstance, engine: Engine): void {
   app.get('/v1/definitions', async (request) => {
     const list = await engine.context.store.listDefinitions(namespaceOf(request));
     return {
-      items: list.map((d) => ({ name: d.name, latest_version: d.latestVersion, versions: d.versions, updated_at: d.updatedAt.toISOString() })),
+      items: list.map((d) => ({
+        name: d.name,
+        latest_version: d.latestVersion,
+        versions: d.versions,
+        updated_at: d.updatedAt.toISOString(),
+      })),
     };
   });
 
   app.get<{ Params: { name: string } }>('/v1/definitions/:name', async (request) => {
-    const versions = await engine.context.store.listDefinitionVersions(namespaceOf(request), request.params.name);
+    const versions = await engine.context.store.listDefinitionVersions(
+      namespaceOf(request),
+      request.params.name,
+    );
     if (versions.length === 0) {
       throw new WeftError('definition_not_found', `definition "${request.params.name}" is not deployed`, 404);
     }
     return {
       name: request.params.name,
-      versions: versions.map((v) => ({ version: v.version, hash: v.hash, created_at: v.createdAt.toISOString() })),
+      versions: versions.map((v) => ({
+        version: v.version,
+        hash: v.hash,
+        created_at: v.createdAt.toISOString(),
+      })),
     };
   });
 
-  app.get<{ Params: { name: string; version: string } }>('/v1/definitions/:name/versions/:version', async (request) => {
-    const version = request.params.version === 'latest' ? undefined : Number(request.params.version);
-    if (version !== undefined && !Number.isInteger(version)) {
-      throw new WeftError('bad_request', `version must be a number or "latest", not ${JSON.stringify(request.params.version)}`, 400);
-    }
-    const { record } = await engine.definitions.resolve(namespaceOf(request), request.params.name, version);
-    return {
-      name: record.name,
-      version: record.version,
-      hash: record.hash,
-      created_at: record.createdAt.toISOString(),
-      source: record.source,
-      definition: record.definition,
-    };
-  });
+  app.get<{ Params: { name: string; version: string } }>(
+    '/v1/definitions/:name/versions/:version',
+    async (request) => {
+      const version = request.params.version === 'latest' ? undefined : Number(request.params.version);
+      if (version !== undefined && !Number.isInteger(version)) {
+        throw new WeftError(
+          'bad_request',
+          `version must be a number or "latest", not ${JSON.stringify(request.params.version)}`,
+          400,
+        );
+      }
+      const { record } = await engine.definitions.resolve(namespaceOf(request), request.params.name, version);
+      return {
+        name: record.name,
+        version: record.version,
+        hash: record.hash,
+        created_at: record.createdAt.toISOString(),
+        source: record.source,
+        definition: record.definition,
+      };
+    },
+  );
 }

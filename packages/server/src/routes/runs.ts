@@ -29,35 +29,52 @@ const reasonSchema = {
 
 /** Starting, reading and cancelling runs. */
 export function runRoutes(app: FastifyInstance, engine: Engine): void {
-  app.post<{ Body: { definition: string; version?: number; input?: Json } }>('/v1/runs', { schema: startSchema }, async (request, reply) => {
-    const { definition, version, input } = request.body;
-    const run = await engine.runs.start({
-      namespace: namespaceOf(request),
-      definition,
-      ...(version !== undefined ? { version } : {}),
-      input: input === undefined ? {} : input,
-    });
-    return reply.status(201).send(runJson(run));
-  });
+  app.post<{ Body: { definition: string; version?: number; input?: Json } }>(
+    '/v1/runs',
+    { schema: startSchema },
+    async (request, reply) => {
+      const { definition, version, input } = request.body;
+      const run = await engine.runs.start({
+        namespace: namespaceOf(request),
+        definition,
+        ...(version !== undefined ? { version } : {}),
+        input: input === undefined ? {} : input,
+      });
+      return reply.status(201).send(runJson(run));
+    },
+  );
 
-  app.get<{ Querystring: { status?: string; definition?: string; cursor?: string; limit?: string } }>('/v1/runs', async (request) => {
-    const { status, definition, cursor } = request.query;
-    if (status !== undefined && !RUN_STATUSES.includes(status)) {
-      throw new WeftError('bad_request', `status must be one of ${RUN_STATUSES.join(', ')}, not ${JSON.stringify(status)}`, 400);
-    }
-    const limit = request.query.limit === undefined ? 50 : Number(request.query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new WeftError('bad_request', 'limit must be a whole number from 1 to 500', 400);
-    if (cursor !== undefined && !isUuid(cursor)) throw new WeftError('bad_cursor', `cursor ${JSON.stringify(cursor)} is not one this API gave out`, 400);
-    const filter: RunFilter = {
-      namespace: namespaceOf(request),
-      limit,
-      ...(status ? { status: status as RunFilter['status'] } : {}),
-      ...(definition ? { definition } : {}),
-      ...(cursor ? { cursor } : {}),
-    };
-    const page = await engine.context.store.listRuns(filter);
-    return { items: page.items.map(runJson), next_cursor: page.next };
-  });
+  app.get<{ Querystring: { status?: string; definition?: string; cursor?: string; limit?: string } }>(
+    '/v1/runs',
+    async (request) => {
+      const { status, definition, cursor } = request.query;
+      if (status !== undefined && !RUN_STATUSES.includes(status)) {
+        throw new WeftError(
+          'bad_request',
+          `status must be one of ${RUN_STATUSES.join(', ')}, not ${JSON.stringify(status)}`,
+          400,
+        );
+      }
+      const limit = request.query.limit === undefined ? 50 : Number(request.query.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 500)
+        throw new WeftError('bad_request', 'limit must be a whole number from 1 to 500', 400);
+      if (cursor !== undefined && !isUuid(cursor))
+        throw new WeftError(
+          'bad_cursor',
+          `cursor ${JSON.stringify(cursor)} is not one this API gave out`,
+          400,
+        );
+      const filter: RunFilter = {
+        namespace: namespaceOf(request),
+        limit,
+        ...(status ? { status: status as RunFilter['status'] } : {}),
+        ...(definition ? { definition } : {}),
+        ...(cursor ? { cursor } : {}),
+      };
+      const page = await engine.context.store.listRuns(filter);
+      return { items: page.items.map(runJson), next_cursor: page.next };
+    },
+  );
 
   app.get<{ Params: { id: string } }>('/v1/runs/:id', async (request) => {
     const run = await getRun(engine, request.params.id);
@@ -70,20 +87,32 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
     { schema: reasonSchema },
     async (request) => {
       checkId(request.params.id);
-      const run = await engine.runs.cancel(request.params.id, request.body?.by ?? 'api', request.body?.reason);
+      const run = await engine.runs.cancel(
+        request.params.id,
+        request.body?.by ?? 'api',
+        request.body?.reason,
+      );
       return runJson(run);
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { after?: string; limit?: string } }>('/v1/runs/:id/history', async (request) => {
-    const run = await getRun(engine, request.params.id);
-    const after = request.query.after === undefined ? 0 : Number(request.query.after);
-    const limit = request.query.limit === undefined ? 200 : Number(request.query.limit);
-    if (!Number.isInteger(after) || after < 0) throw new WeftError('bad_request', 'after must be a sequence number (0 or more)', 400);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new WeftError('bad_request', 'limit must be a whole number from 1 to 1000', 400);
-    const events = await engine.context.store.readHistory(run.id, after, limit);
-    return { events: events.map(historyJson), next_after: events.length === limit ? events[events.length - 1]!.seq : null };
-  });
+  app.get<{ Params: { id: string }; Querystring: { after?: string; limit?: string } }>(
+    '/v1/runs/:id/history',
+    async (request) => {
+      const run = await getRun(engine, request.params.id);
+      const after = request.query.after === undefined ? 0 : Number(request.query.after);
+      const limit = request.query.limit === undefined ? 200 : Number(request.query.limit);
+      if (!Number.isInteger(after) || after < 0)
+        throw new WeftError('bad_request', 'after must be a sequence number (0 or more)', 400);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw new WeftError('bad_request', 'limit must be a whole number from 1 to 1000', 400);
+      const events = await engine.context.store.readHistory(run.id, after, limit);
+      return {
+        events: events.map(historyJson),
+        next_after: events.length === limit ? events[events.length - 1]!.seq : null,
+      };
+    },
+  );
 }
 
 async function getRun(engine: Engine, id: string) {

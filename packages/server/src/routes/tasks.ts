@@ -6,7 +6,12 @@ import { leasedJson } from '../wire.js';
 
 const uuid = { type: 'string', pattern: '^[0-9a-fA-F-]{36}$' };
 const worker = { type: 'string', minLength: 1, maxLength: 200 };
-const taskTypes = { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 128 } };
+const taskTypes = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 100,
+  items: { type: 'string', minLength: 1, maxLength: 128 },
+};
 const errorSchema = {
   type: 'object',
   required: ['message'],
@@ -23,7 +28,14 @@ const reportItem = {
   type: 'object',
   required: ['run_id', 'task_id', 'attempt', 'lease_token'],
   additionalProperties: false,
-  properties: { run_id: uuid, task_id: uuid, attempt: { type: 'integer', minimum: 1 }, lease_token: uuid, output: {}, error: errorSchema },
+  properties: {
+    run_id: uuid,
+    task_id: uuid,
+    attempt: { type: 'integer', minimum: 1 },
+    lease_token: uuid,
+    output: {},
+    error: errorSchema,
+  },
 };
 
 const { task_id: _taskId, ...reportFields } = reportItem.properties;
@@ -40,10 +52,15 @@ interface WireReport {
 
 function toReport(r: WireReport): TaskReport {
   if (r.error !== undefined && r.output !== undefined) {
-    throw new WeftError('bad_request', `the report for task ${r.task_id} has both output and error; send one`, 400);
+    throw new WeftError(
+      'bad_request',
+      `the report for task ${r.task_id} has both output and error; send one`,
+      400,
+    );
   }
   const base = { runId: r.run_id, taskId: r.task_id, attempt: r.attempt, leaseToken: r.lease_token };
-  if (r.error === undefined) return { ...base, outcome: { kind: 'completed', output: r.output === undefined ? null : r.output } };
+  if (r.error === undefined)
+    return { ...base, outcome: { kind: 'completed', output: r.output === undefined ? null : r.output } };
   const error: TaskError = {
     message: r.error.message,
     reason: 'error',
@@ -65,7 +82,12 @@ export function taskRoutes(app: FastifyInstance, engine: Engine): void {
           type: 'object',
           required: ['worker', 'task_types'],
           additionalProperties: false,
-          properties: { worker, task_types: taskTypes, max: { type: 'integer', minimum: 1, maximum: 500 }, wait_ms: { type: 'integer', minimum: 0, maximum: 60_000 } },
+          properties: {
+            worker,
+            task_types: taskTypes,
+            max: { type: 'integer', minimum: 1, maximum: 500 },
+            wait_ms: { type: 'integer', minimum: 0, maximum: 60_000 },
+          },
         },
       },
     },
@@ -85,7 +107,12 @@ export function taskRoutes(app: FastifyInstance, engine: Engine): void {
     },
   );
 
-  app.post<{ Body: { worker: string; tasks: { run_id: string; task_id: string; attempt: number; lease_token: string }[] } }>(
+  app.post<{
+    Body: {
+      worker: string;
+      tasks: { run_id: string; task_id: string; attempt: number; lease_token: string }[];
+    };
+  }>(
     '/v1/tasks/heartbeat',
     {
       schema: {
@@ -102,7 +129,12 @@ export function taskRoutes(app: FastifyInstance, engine: Engine): void {
                 type: 'object',
                 required: ['run_id', 'task_id', 'attempt', 'lease_token'],
                 additionalProperties: false,
-                properties: { run_id: uuid, task_id: uuid, attempt: { type: 'integer', minimum: 1 }, lease_token: uuid },
+                properties: {
+                  run_id: uuid,
+                  task_id: uuid,
+                  attempt: { type: 'integer', minimum: 1 },
+                  lease_token: uuid,
+                },
               },
             },
           },
@@ -113,7 +145,12 @@ export function taskRoutes(app: FastifyInstance, engine: Engine): void {
       const result = await engine.tasks.heartbeat(
         namespaceOf(request),
         request.body.worker,
-        request.body.tasks.map((t) => ({ runId: t.run_id, taskId: t.task_id, attempt: t.attempt, leaseToken: t.lease_token })),
+        request.body.tasks.map((t) => ({
+          runId: t.run_id,
+          taskId: t.task_id,
+          attempt: t.attempt,
+          leaseToken: t.lease_token,
+        })),
       );
       return { held: result.held, lost: result.lost, lease_ms: engine.tasks.terms.leaseMs };
     },
@@ -149,7 +186,11 @@ export function taskRoutes(app: FastifyInstance, engine: Engine): void {
         ...(next ? { next: { taskTypes: next.task_types, max: next.max } } : {}),
       });
       return {
-        results: verdicts.map((v) => (v.accepted ? { task_id: v.taskId, accepted: true } : { task_id: v.taskId, accepted: false, why: v.why })),
+        results: verdicts.map((v) =>
+          v.accepted
+            ? { task_id: v.taskId, accepted: true }
+            : { task_id: v.taskId, accepted: false, why: v.why },
+        ),
         tasks: leased.map(leasedJson),
       };
     },
@@ -163,7 +204,10 @@ export function taskRoutes(app: FastifyInstance, engine: Engine): void {
           params: { type: 'object', properties: { id: uuid } },
           body: {
             type: 'object',
-            required: verb === 'fail' ? ['run_id', 'attempt', 'lease_token', 'error'] : ['run_id', 'attempt', 'lease_token'],
+            required:
+              verb === 'fail'
+                ? ['run_id', 'attempt', 'lease_token', 'error']
+                : ['run_id', 'attempt', 'lease_token'],
             additionalProperties: false,
             properties: singleReportProperties,
           },
@@ -171,11 +215,23 @@ export function taskRoutes(app: FastifyInstance, engine: Engine): void {
       },
       async (request, reply) => {
         const { worker: who, ...rest } = request.body;
-        const report = toReport({ ...rest, task_id: request.params.id, ...(verb === 'complete' ? { error: undefined } : { output: undefined }) });
-        const { verdicts } = await engine.tasks.report({ namespace: namespaceOf(request), worker: who ?? 'http', reports: [report] });
+        const report = toReport({
+          ...rest,
+          task_id: request.params.id,
+          ...(verb === 'complete' ? { error: undefined } : { output: undefined }),
+        });
+        const { verdicts } = await engine.tasks.report({
+          namespace: namespaceOf(request),
+          worker: who ?? 'http',
+          reports: [report],
+        });
         const verdict = verdicts[0]!;
         if (!verdict.accepted) {
-          return reply.status(409).send({ error: { code: 'report_refused', message: `the ${verb} report was refused: ${verdict.why}` } });
+          return reply
+            .status(409)
+            .send({
+              error: { code: 'report_refused', message: `the ${verb} report was refused: ${verdict.why}` },
+            });
         }
         return { task_id: verdict.taskId, accepted: true };
       },

@@ -1,0 +1,17 @@
+// Reads vitest's output and prints its test totals as one plain line.
+import { readFileSync } from 'node:fs';
+
+const text = readFileSync(process.argv[2], 'utf8').replace(/\x1b\[[0-9;]*m/g, '');
+const line = text
+  .split('\n')
+  .reverse()
+  .find((l) => /^\s*Tests\s+/.test(l));
+if (!line) {
+  console.log(
+    '0 passed, 1 failed (the test runner printed no totals: it did not get as far as running tests)',
+  );
+  process.exit(0);
+}
+const count = (word) => Number(new RegExp(`(\\d+) ${word}`).exec(line)?.[1] ?? 0);
+const skipped = count('skipped') + count('todo');
+console.log(`${count('passed')} passed, ${count('failed')} failed${skipped ? `, ${skipped} skipped` : ''}`);
