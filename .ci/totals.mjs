@@ -1,7 +1,10 @@
 // Reads vitest's output and prints its test totals as one plain line.
 import { readFileSync } from 'node:fs';
 
-const text = readFileSync(process.argv[2], 'utf8').replace(/\x1b\[[0-9;]*m/g, '');
+const text = readFileSync(process.argv[2], 'utf8').replace(
+  new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'),
+  '',
+);
 const line = text
   .split('\n')
   .reverse()

@@ -17,7 +17,7 @@ export function status(s: string): string {
   return color.yellow(s);
 }
 
-const ANSI = /\x1b\[[0-9;]*m/g;
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
 
 /** Formats rows as an aligned text table with a header. */
 export function table(header: string[], rows: string[][]): string {

@@ -9,15 +9,13 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | WeftError | Error, request, reply) => {
     if (error instanceof WeftError) {
-      return reply
-        .status(error.status)
-        .send({
-          error: {
-            code: error.code,
-            message: error.message,
-            ...(error.details ? { details: error.details } : {}),
-          },
-        });
+      return reply.status(error.status).send({
+        error: {
+          code: error.code,
+          message: error.message,
+          ...(error.details ? { details: error.details } : {}),
+        },
+      });
     }
     const fe = error as FastifyError;
     if (fe.validation) {
@@ -33,14 +31,12 @@ export function installErrorHandler(app: FastifyInstance): void {
         .send({ error: { code: 'bad_request', message: message.replace(/\s+/g, ' ').trim() } });
     }
     if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply
-        .status(415)
-        .send({
-          error: {
-            code: 'unsupported_media_type',
-            message: `send JSON (or YAML to /v1/definitions), not ${request.headers['content-type']}`,
-          },
-        });
+      return reply.status(415).send({
+        error: {
+          code: 'unsupported_media_type',
+          message: `send JSON (or YAML to /v1/definitions), not ${request.headers['content-type']}`,
+        },
+      });
     }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       const code =
@@ -52,11 +48,9 @@ export function installErrorHandler(app: FastifyInstance): void {
         .send({ error: { code, message: `the request body is not valid: ${fe.message}` } });
     }
     request.log.error({ err: error }, 'request failed');
-    return reply
-      .status(500)
-      .send({
-        error: { code: 'internal', message: 'the server failed to handle this request; see its log' },
-      });
+    return reply.status(500).send({
+      error: { code: 'internal', message: 'the server failed to handle this request; see its log' },
+    });
   });
   app.setNotFoundHandler((request, reply) =>
     reply

@@ -227,11 +227,9 @@ export function taskRoutes(app: FastifyInstance, engine: Engine): void {
         });
         const verdict = verdicts[0]!;
         if (!verdict.accepted) {
-          return reply
-            .status(409)
-            .send({
-              error: { code: 'report_refused', message: `the ${verb} report was refused: ${verdict.why}` },
-            });
+          return reply.status(409).send({
+            error: { code: 'report_refused', message: `the ${verb} report was refused: ${verdict.why}` },
+          });
         }
         return { task_id: verdict.taskId, accepted: true };
       },
