@@ -69,15 +69,22 @@ export interface LeasedTask {
 }
 
 /** A worker's report on one leased task: an output, or an error. */
-export type Report =
-  | { run_id: string; task_id: string; attempt: number; lease_token: string; output: Json }
-  | {
-      run_id: string;
-      task_id: string;
-      attempt: number;
-      lease_token: string;
-      error: { message: string; retryable?: boolean; type?: string; stack?: string; details?: Json };
-    };
+export type Report = ReportBase &
+  (
+    | { output: Json }
+    | { error: { message: string; retryable?: boolean; type?: string; stack?: string; details?: Json } }
+  );
+
+/** Fields of every report: which attempt, and the lease token that proves the worker holds it. */
+export interface ReportBase {
+  run_id: string;
+  task_id: string;
+  attempt: number;
+  lease_token: string;
+  /** The node and iteration from the lease, sent back so the server can read ahead (never trusted). */
+  node_id?: string;
+  iteration?: string;
+}
 
 /** What became of one report. */
 export interface ReportResult {

@@ -1,7 +1,7 @@
 import type { RunEvent } from '@weft/core';
 import type { EngineContext } from './context.js';
 import { fault } from './faults.js';
-import { Pass } from './pass.js';
+import { inPass } from './pass.js';
 
 /**
  * One round of the decider: takes runs with a due decision, locks those no one else holds (SKIP LOCKED),
@@ -32,18 +32,14 @@ export async function decideRound(ctx: EngineContext): Promise<boolean> {
 }
 
 async function decideBatch(ctx: EngineContext, runIds: readonly string[]): Promise<void> {
-  // A transaction may be retried (deadlock, serialisation failure): each attempt builds its own pass.
-  const pass = await ctx.store.transaction(async (tx) => {
-    const pass = new Pass(ctx.dispatcher);
+  const { pass } = await inPass(ctx, null, async (tx, pass) => {
     const locked = await tx.lockRuns(runIds, 'skip');
-    if (locked.length === 0) return pass;
+    if (locked.length === 0) return;
     const claimed = new Set(await tx.claimDecisions(locked.map((r) => r.id)));
-    for (const run of locked) {
-      if (!claimed.has(run.id)) continue; // another decider got there first
-      await ctx.evaluator.decideRun(tx, run, true, [], pass);
-    }
-    await pass.finish(tx, ctx.config.crossProcessWakeups);
-    return pass;
+    // A run whose row is gone was decided by someone else since we looked.
+    const items = locked.filter((run) => claimed.has(run.id)).map((run) => ({ run, claimed: true, own: [] }));
+    await ctx.evaluator.decideRuns(tx, items, pass);
+    await pass.finish(tx);
   });
   await fault('decide.after-commit');
   pass.afterCommit(ctx.wakeups);
@@ -67,10 +63,9 @@ export async function timerRound(ctx: EngineContext): Promise<boolean> {
     await tx.requestDecisions([...new Set(due.map((t) => t.runId))], 'timer');
     const events = await tx.takeTimers(due);
     await tx.appendInbox(events);
-    if (events.length > 0 && ctx.config.crossProcessWakeups) await tx.notify([{ kind: 'decisions' }]);
     return events.length;
   });
-  if (fired > 0) ctx.wakeups.publish({ kind: 'decisions' });
+  if (fired > 0) ctx.wakeups.announce([{ kind: 'decisions' }]);
   return due.length >= 200;
 }
 
@@ -102,9 +97,8 @@ export async function leaseRound(ctx: EngineContext): Promise<boolean> {
         return { runId: t.runId, event };
       }),
     );
-    if (done.length > 0 && ctx.config.crossProcessWakeups) await tx.notify([{ kind: 'decisions' }]);
     return done.length;
   });
-  if (ended > 0) ctx.wakeups.publish({ kind: 'decisions' });
+  if (ended > 0) ctx.wakeups.announce([{ kind: 'decisions' }]);
   return expired.length >= 200;
 }

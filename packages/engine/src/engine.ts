@@ -72,6 +72,13 @@ export class Engine {
     this.started = true;
     if (this.context.config.crossProcessWakeups) {
       this.unlisten = await this.context.store.listen((w) => this.context.wakeups.publish(w));
+      const store = this.context.store;
+      const logger = this.context.logger;
+      this.context.wakeups.connect((wakeups) => {
+        store
+          .notify(wakeups)
+          .catch((e) => logger.warn({ error: String(e) }, 'could not publish a wake-up to other servers'));
+      });
     }
     if (this.context.config.backgroundLoops) for (const loop of this.loops) loop.start();
   }
@@ -81,6 +88,7 @@ export class Engine {
     if (!this.started) return;
     this.started = false;
     await Promise.all(this.loops.map((l) => l.stop()));
+    this.context.wakeups.disconnect();
     await this.unlisten?.();
     this.unlisten = null;
   }

@@ -7,93 +7,208 @@ import {
   type RunView,
   type TaskState,
   taskKey,
+  type Workflow,
 } from '@weft/core';
 import type { DefinitionService } from './definitions.js';
 import type { Pass } from './pass.js';
-import type { LockedRun } from './records.js';
-import type { StoreTx } from './store.js';
+import type { InboxItem, LockedRun } from './records.js';
+import type { LoadedTask, StateKey, StoreTx } from './store.js';
 
 const MAX_LOAD_ROUNDS = 20;
 
 /** Events an operator sends; a paused run still handles these. */
 const CONTROL_EVENTS: ReadonlySet<RunEvent['kind']> = new Set(['run_cancelled']);
 
+/** One locked run to decide: whether its decide-queue row was claimed, and the caller's own events. */
+export interface DecideItem {
+  readonly run: LockedRun;
+  readonly claimed: boolean;
+  readonly own: readonly RunEvent[];
+  /** A run inserted by this transaction: it has no tasks yet, so there is nothing to read. */
+  readonly fresh?: boolean;
+}
+
+/** Reads prepared for a batch of runs, issued by the caller (so they can share a round trip with others). */
+export interface Prefetch {
+  readonly inbox: Promise<InboxItem[]>;
+  readonly tasks: Promise<LoadedTask[]>;
+  /** The node instances asked for (`run/key`), whether or not a row came back. */
+  readonly asked: ReadonlySet<string>;
+}
+
 /**
- * Decides for runs whose row lock the caller holds. The caller has already claimed (deleted) the run's
+ * Decides for runs whose row lock the caller holds. The caller has already claimed (deleted) each run's
  * decide-queue row in this transaction, before any read here: that order is what makes a concurrent event
  * either visible to this pass or the cause of another one (seed 001, invariants 1-3).
+ *
+ * A batch of runs costs one read round trip: their inboxes and the node instances their events touch are
+ * read together. Only when the decider asks for something unplanned is there another.
  */
 export class Evaluator {
   constructor(private readonly definitions: DefinitionService) {}
 
   /**
-   * Decides on a locked run: first the events waiting in its inbox (only when a decide-queue row was
-   * claimed; events are never in the inbox without one), then `own` events from the caller. Everything is
-   * added to `pass`. Returns the number of events decided.
+   * Starts the reads for a batch: inboxes of claimed runs, and the node instances the given events (the
+   * caller's own, or hints of them) will touch. The statements are sent now, in this order, on the
+   * transaction's connection; the caller must have claimed before calling.
    */
-  async decideRun(
+  async prefetch(
     tx: StoreTx,
-    run: LockedRun,
-    claimed: boolean,
-    own: readonly RunEvent[],
-    pass: Pass,
-  ): Promise<number> {
-    const inbox = claimed ? await tx.readInbox([run.id]) : [];
-    let events = [...inbox.map((i) => i.event), ...own];
-    if (run.status === 'paused' && !events.some((e) => CONTROL_EVENTS.has(e.kind))) {
-      // Pause is not terminal, but a paused run must not be evaluated: keep its events for resume
-      // (which asks for a decision in its own transaction) and drop the claim instead of re-queuing it,
-      // so deciders do not spin on the run while it is paused.
-      pass.writes.inboxAppend.push(...own.map((event) => ({ runId: run.id, event })));
-      return 0;
+    items: readonly { run: LockedRun; claimed: boolean; events: readonly RunEvent[] }[],
+  ): Promise<Prefetch> {
+    const keys: StateKey[] = [];
+    for (const item of items) {
+      const workflow = await this.definitions.workflow(item.run.definitionId);
+      for (const e of item.events)
+        for (const k of planLoad(workflow, view(item.run), e)) keys.push({ runId: item.run.id, ...k });
     }
-    for (const item of inbox) pass.writes.inboxDone.push({ runId: run.id, id: item.id });
-    if (events.length === 0) return 0;
-    const workflow = await this.definitions.workflow(run.definitionId);
-    let view: RunView = {
-      id: run.id,
-      definition: run.definitionName,
-      version: run.definitionVersion,
-      status: run.status,
-      input: run.input,
-      vars: run.vars,
-      sinksDone: run.sinksDone,
+    const claimed = items.filter((i) => i.claimed).map((i) => i.run.id);
+    const unique = dedupe(keys);
+    return {
+      inbox: tx.readInbox(claimed),
+      tasks: tx.loadTasks(unique),
+      asked: new Set(unique.map((k) => `${k.runId}/${taskKey(k.nodeId, k.iteration)}`)),
     };
-    const tasks = new Map<string, TaskState | null>();
-    const ids = new Map<string, string>();
-    const load = async (keys: readonly { nodeId: string; iteration: string }[]) => {
-      const wanted = keys.filter((k) => !tasks.has(taskKey(k.nodeId, k.iteration)));
-      if (wanted.length === 0) return;
-      for (const k of wanted) tasks.set(taskKey(k.nodeId, k.iteration), null);
-      for (const row of await tx.loadTasks(run.id, wanted)) {
-        const { id, ...state } = row;
-        tasks.set(taskKey(row.nodeId, row.iteration), state);
-        ids.set(taskKey(row.nodeId, row.iteration), id);
-      }
-    };
-    await load(events.flatMap((e) => planLoad(workflow, view, e)));
-    let state: DecisionState = { run: view, tasks };
-    const actions: Action[] = [];
-    events = events.filter(Boolean);
-    for (const event of events) {
-      for (let round = 0; ; round++) {
-        const result = await decide(workflow, state, event, run.now);
-        if (result.kind === 'decided') {
-          actions.push(...result.actions);
-          state = result.state;
-          break;
-        }
-        if (round >= MAX_LOAD_ROUNDS)
-          throw new Error(`decision on run ${run.id} kept asking for more state (${event.kind})`);
-        await load(result.keys);
-        const merged = new Map(state.tasks);
-        for (const k of result.keys)
-          merged.set(taskKey(k.nodeId, k.iteration), tasks.get(taskKey(k.nodeId, k.iteration)) ?? null);
-        state = { run: state.run, tasks: merged };
-      }
-      view = state.run;
-    }
-    pass.addActions(run, actions, ids);
-    return events.length;
   }
+
+  /**
+   * Decides each run of the batch: first the events waiting in its inbox (only claimed runs have any:
+   * events never sit in the inbox without a decide-queue row), then its own events. Everything goes into
+   * `pass`. Returns the number of events decided.
+   */
+  async decideRuns(
+    tx: StoreTx,
+    items: readonly DecideItem[],
+    pass: Pass,
+    prefetched?: Prefetch,
+  ): Promise<number> {
+    if (items.length === 0) return 0;
+    const reads =
+      prefetched ??
+      (await this.prefetch(
+        tx,
+        items.map((i) => ({ run: i.run, claimed: i.claimed, events: i.fresh ? [] : i.own })),
+      ));
+    const [inbox, loaded] = await Promise.all([reads.inbox, reads.tasks]);
+    const inboxByRun = group(inbox, (i) => i.runId);
+    // By run, then by node instance key.
+    const known = new Map<string, Map<string, TaskState>>();
+    const ids = new Map<string, Map<string, string>>();
+    const remember = (rows: readonly LoadedTask[]) => {
+      for (const row of rows) {
+        const { id, runId, ...state } = row;
+        const key = taskKey(row.nodeId, row.iteration);
+        inner(known, runId).set(key, state);
+        inner(ids, runId).set(key, id);
+      }
+    };
+    remember(loaded);
+    const plannedKeys = new Map<string, Set<string>>();
+    const plan: { item: DecideItem; workflow: Workflow; events: RunEvent[]; keys: StateKey[] }[] = [];
+    for (const item of items) {
+      const waiting = item.claimed ? (inboxByRun.get(item.run.id) ?? []) : [];
+      const events = [...waiting.map((i) => i.event), ...item.own];
+      if (item.run.status === 'paused' && !events.some((e) => CONTROL_EVENTS.has(e.kind))) {
+        // Pause is not terminal, but a paused run must not be evaluated: keep its events for resume (which
+        // asks for a decision in its own transaction) and drop the claim instead of re-queuing it, so
+        // deciders do not spin on the run while it is paused.
+        pass.writes.inboxAppend.push(...item.own.map((event) => ({ runId: item.run.id, event })));
+        continue;
+      }
+      for (const w of waiting) pass.writes.inboxDone.push({ runId: item.run.id, id: w.id });
+      if (events.length === 0) continue;
+      const workflow = await this.definitions.workflow(item.run.definitionId);
+      const keys = events
+        .flatMap((e) => planLoad(workflow, view(item.run), e))
+        .map((k) => ({ runId: item.run.id, ...k }));
+      plan.push({ item, workflow, events, keys });
+    }
+    // Keys the prefetch could not know (inbox events, or wrong hints), loaded in one more read.
+    for (const p of plan)
+      for (const k of p.keys)
+        inner(plannedKeys, k.runId, () => new Set<string>()).add(taskKey(k.nodeId, k.iteration));
+    const missing = plan
+      .filter((p) => !p.item.fresh)
+      .flatMap((p) => p.keys)
+      .filter((k) => !reads.asked.has(`${k.runId}/${taskKey(k.nodeId, k.iteration)}`));
+    if (missing.length > 0) remember(await tx.loadTasks(dedupe(missing)));
+    let decided = 0;
+    for (const { item, workflow, events } of plan) {
+      const run = item.run;
+      const tasks = new Map<string, TaskState | null>();
+      const runIds = new Map<string, string>();
+      for (const [key, value] of known.get(run.id) ?? []) tasks.set(key, value);
+      for (const [key, id] of ids.get(run.id) ?? []) runIds.set(key, id);
+      // Planned keys with no row are known to be absent.
+      for (const key of plannedKeys.get(run.id) ?? []) if (!tasks.has(key)) tasks.set(key, null);
+      let state: DecisionState = { run: view(run), tasks };
+      const actions: Action[] = [];
+      for (const event of events) {
+        for (let round = 0; ; round++) {
+          const result = await decide(workflow, state, event, run.now);
+          if (result.kind === 'decided') {
+            actions.push(...result.actions);
+            state = result.state;
+            break;
+          }
+          if (round >= MAX_LOAD_ROUNDS)
+            throw new Error(`decision on run ${run.id} kept asking for more state (${event.kind})`);
+          const rows = await tx.loadTasks(result.keys.map((k) => ({ runId: run.id, ...k })));
+          const merged = new Map(state.tasks);
+          for (const k of result.keys) merged.set(taskKey(k.nodeId, k.iteration), null);
+          for (const row of rows) {
+            const { id, runId: _r, ...s } = row;
+            merged.set(taskKey(row.nodeId, row.iteration), s);
+            runIds.set(taskKey(row.nodeId, row.iteration), id);
+          }
+          state = { run: state.run, tasks: merged };
+        }
+      }
+      pass.addActions(run, actions, runIds);
+      decided += events.length;
+    }
+    return decided;
+  }
+}
+
+function view(run: LockedRun): RunView {
+  return {
+    id: run.id,
+    definition: run.definitionName,
+    version: run.definitionVersion,
+    status: run.status,
+    input: run.input,
+    vars: run.vars,
+    sinksDone: run.sinksDone,
+  };
+}
+
+function inner<K, V extends object>(
+  outer: Map<K, V>,
+  key: K,
+  make: () => V = () => new Map() as unknown as V,
+): V {
+  let value = outer.get(key);
+  if (!value) {
+    value = make();
+    outer.set(key, value);
+  }
+  return value;
+}
+
+function group<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
+}
+
+function dedupe(keys: readonly StateKey[]): StateKey[] {
+  const seen = new Map<string, StateKey>();
+  for (const k of keys) seen.set(`${k.runId}/${taskKey(k.nodeId, k.iteration)}`, k);
+  return [...seen.values()];
 }

@@ -1,4 +1,5 @@
 export * from './background.js';
+export * from './batcher.js';
 export * from './clock.js';
 export * from './config.js';
 export * from './context.js';
@@ -11,6 +12,7 @@ export * from './ids.js';
 export * from './logger.js';
 export * from './loop.js';
 export * from './pass.js';
+export * from './pollers.js';
 export * from './records.js';
 export * from './runs.js';
 export * from './store.js';

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { type Action, type RunEvent, taskKey } from '@weft/core';
+import type { EngineContext } from './context.js';
 import type { Dispatcher } from './dispatcher.js';
 import { uuidv7 } from './ids.js';
+import type { Pollers, Reservation } from './pollers.js';
 import {
   emptyWriteSet,
   type LeasedTask,
@@ -43,9 +45,16 @@ export class Pass {
   private readonly seqs = new Map<string, number>();
   private readonly wakeTypes = new Map<string, Set<string>>();
 
+  private readonly reservations: Reservation[] = [];
+
+  /**
+   * `eager` is the reporting worker's free capacity, if any; `pollers` are the polls waiting in this
+   * process, which may take tasks the eager slot has no room for.
+   */
   constructor(
     private readonly dispatcher: Dispatcher,
     private readonly eager: EagerSlot | null = null,
+    private readonly pollers: { readonly pollers: Pollers; readonly leaseMs: number } | null = null,
   ) {}
 
   /** Appends events to a run's inbox and asks for a decision (for runs this transaction could not lock). */
@@ -177,32 +186,39 @@ export class Pass {
    * Writes the pass inside its transaction: dispatch, all writes pipelined, then a follow-up decision for
    * any run whose task insert was absorbed (seed 001: one extra pass sees the true state).
    */
-  async finish(tx: StoreTx, crossProcess: boolean): Promise<void> {
+  async finish(tx: StoreTx): Promise<void> {
     this.writes.runUpdates.push(...this.runUpdates.values());
     this.dispatcher.enqueue(this.writes, this.toDispatch);
-    const notices = crossProcess ? this.wakeups() : [];
-    const [{ absorbed }] = await Promise.all([
-      tx.write(this.writes),
-      notices.length > 0 ? tx.notify(notices) : undefined,
-    ]);
+    const { absorbed } = await tx.write(this.writes);
     if (absorbed.length > 0) {
       const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
       for (let i = this.leased.length - 1; i >= 0; i--) {
         const t = this.leased[i]!;
         if (gone.has(`${t.runId}/${taskKey(t.nodeId, t.iteration)}/${t.attempt}`)) this.leased.splice(i, 1);
       }
+      for (const r of this.reservations) {
+        const t = r.filled;
+        if (t && gone.has(`${t.runId}/${taskKey(t.nodeId, t.iteration)}/${t.attempt}`)) r.clear();
+      }
       for (const a of absorbed) this.requested.add(a.runId);
     }
     const deferred = [...this.requested];
     if (deferred.length > 0) {
       await tx.requestDecisions(deferred, absorbed.length > 0 ? 'absorbed duplicate' : 'deferred event');
-      if (crossProcess) await tx.notify([{ kind: 'decisions' }]);
     }
   }
 
-  /** Wakes local waiters once the transaction has committed. */
+  /** Once the transaction has committed: answers polls that were handed tasks, wakes the others. */
   afterCommit(wakeups: Wakeups): void {
-    for (const w of this.wakeups()) wakeups.publish(w);
+    for (const r of this.reservations) r.deliver();
+    this.reservations.length = 0;
+    wakeups.announce(this.wakeups());
+  }
+
+  /** When the transaction did not commit: gives back the poll slots this pass reserved. */
+  release(): void {
+    for (const r of this.reservations) r.release();
+    this.reservations.length = 0;
   }
 
   /** True when the pass asked for more decisions, which a background loop should pick up. */
@@ -257,7 +273,10 @@ export class Pass {
     types.add(dispatch.taskType);
   }
 
-  /** Gives a task straight to the worker whose report this pass is handling, if it has room and the type. */
+  /**
+   * Gives a task straight to a worker: the one whose report this pass handles, if it has room and the
+   * type, else a poll waiting in this process. Returns the lease to write with the task, or null.
+   */
   private offer(
     run: LockedRun,
     id: string,
@@ -268,17 +287,21 @@ export class Pass {
     input: LeasedTask['input'],
   ): { worker: string; token: string; leaseMs: number } | null {
     const slot = this.eager;
-    if (
-      !slot ||
-      this.leased.length >= slot.max ||
-      slot.namespace !== run.namespace ||
-      !slot.taskTypes.has(dispatch.taskType)
-    )
-      return null;
+    const eager =
+      slot !== null &&
+      this.leased.length < slot.max &&
+      slot.namespace === run.namespace &&
+      slot.taskTypes.has(dispatch.taskType);
+    const reservation = eager
+      ? null
+      : (this.pollers?.pollers.reserve(run.namespace, dispatch.taskType) ?? null);
+    if (!eager && !reservation) return null;
+    const worker = eager ? slot!.worker : reservation!.worker;
+    const leaseMs = eager ? slot!.leaseMs : this.pollers!.leaseMs;
     const token = randomUUID();
     const now = run.now.getTime();
     const deadline = dispatch.timeoutMs === null ? null : now + dispatch.timeoutMs;
-    this.leased.push({
+    const task: LeasedTask = {
       id,
       runId: run.id,
       nodeId,
@@ -287,10 +310,44 @@ export class Pass {
       taskType: dispatch.taskType,
       input,
       leaseToken: token,
-      leaseExpiresAt: new Date(Math.min(now + slot.leaseMs, deadline ?? Number.POSITIVE_INFINITY)),
+      leaseExpiresAt: new Date(Math.min(now + leaseMs, deadline ?? Number.POSITIVE_INFINITY)),
       deadlineAt: deadline === null ? null : new Date(deadline),
       definitionName: run.definitionName,
+    };
+    if (reservation) {
+      reservation.fill(task);
+      this.reservations.push(reservation);
+    } else {
+      this.leased.push(task);
+    }
+    return { worker, token, leaseMs };
+  }
+}
+
+/**
+ * Runs `fn` in a store transaction with a pass of its own. A transaction may be retried (deadlock,
+ * serialisation failure) and each attempt gets a fresh pass; the poll slots reserved by attempts that did
+ * not commit are given back. The caller calls `afterCommit` on the returned pass.
+ */
+export async function inPass<T>(
+  ctx: EngineContext,
+  eager: EagerSlot | null,
+  fn: (tx: StoreTx, pass: Pass) => Promise<T>,
+): Promise<{ result: T; pass: Pass }> {
+  const created: Pass[] = [];
+  try {
+    const out = await ctx.store.transaction(async (tx) => {
+      const pass = new Pass(ctx.dispatcher, eager, {
+        pollers: ctx.wakeups.pollers,
+        leaseMs: ctx.config.leaseMs,
+      });
+      created.push(pass);
+      return { result: await fn(tx, pass), pass };
     });
-    return { worker: slot.worker, token, leaseMs: slot.leaseMs };
+    for (const p of created) if (p !== out.pass) p.release();
+    return out;
+  } catch (e) {
+    for (const p of created) p.release();
+    throw e;
   }
 }

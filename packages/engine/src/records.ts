@@ -157,6 +157,9 @@ export interface TaskReport {
   readonly taskId: string;
   readonly attempt: number;
   readonly leaseToken: string;
+  /** The node the worker was told it runs: a hint that lets the server read ahead; never trusted. */
+  readonly nodeId?: string;
+  readonly iteration?: string;
   readonly outcome:
     | { readonly kind: 'completed'; readonly output: Json }
     | { readonly kind: 'failed'; readonly error: TaskError };

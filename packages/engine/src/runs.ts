@@ -1,9 +1,10 @@
-import { checkSchema, isTerminalRun, type Json, type RunEvent, WeftError } from '@weft/core';
+import { checkSchema, isTerminalRun, type Json, type RunEvent, WeftError, type Workflow } from '@weft/core';
+import { Batcher } from './batcher.js';
 import type { EngineContext } from './context.js';
 import { uuidv7 } from './ids.js';
-import { Pass } from './pass.js';
-import type { LockedRun, RunRecord } from './records.js';
-import type { StoreTx } from './store.js';
+import { inPass } from './pass.js';
+import type { DefinitionRecord, LockedRun, RunRecord } from './records.js';
+import type { NewRun, StoreTx } from './store.js';
 
 /** What a run start asks for. */
 export interface StartRequest {
@@ -20,42 +21,81 @@ export class RunService {
 
   /**
    * Starts a run on the latest (or a pinned) version: checks the input against the definition's schema,
-   * inserts the run and decides its first step in one transaction.
+   * inserts the run and decides its first step in one transaction. Starts arriving together share a
+   * transaction (each start still gets its own answer, and a bad one fails alone).
    */
   async start(request: StartRequest): Promise<RunRecord> {
-    const { record, workflow } = await this.ctx.definitions.resolve(
-      request.namespace,
-      request.definition,
-      request.version,
+    const outcome = await this.starts.submit(request);
+    if (!outcome.ok) throw outcome.error;
+    return outcome.run;
+  }
+
+  private readonly starts = new Batcher<
+    StartRequest,
+    { ok: true; run: RunRecord } | { ok: false; error: unknown }
+  >((requests) => this.startBatch(requests), { maxBatch: 200, maxInFlight: 4 });
+
+  private async startBatch(
+    requests: readonly StartRequest[],
+  ): Promise<({ ok: true; run: RunRecord } | { ok: false; error: unknown })[]> {
+    const results: ({ ok: true; run: RunRecord } | { ok: false; error: unknown } | null)[] = requests.map(
+      () => null,
     );
-    if (workflow.definition.inputSchema) {
-      const check = checkSchema(workflow.definition.inputSchema, request.input);
-      if (!check.ok) {
-        throw new WeftError(
-          'invalid_input',
-          `the input does not match the input_schema of ${record.name} v${record.version}: ${check.error}`,
-          400,
-        );
+    const accepted: { index: number; run: NewRun }[] = [];
+    const resolved = new Map<string, Promise<{ record: DefinitionRecord; workflow: Workflow }>>();
+    for (const [index, request] of requests.entries()) {
+      const key = `${request.namespace}\u0000${request.definition}\u0000${request.version ?? ''}`;
+      let lookup = resolved.get(key);
+      if (!lookup) {
+        lookup = this.ctx.definitions.resolve(request.namespace, request.definition, request.version);
+        resolved.set(key, lookup);
+      }
+      try {
+        const { record, workflow } = await lookup;
+        if (workflow.definition.inputSchema) {
+          const check = checkSchema(workflow.definition.inputSchema, request.input);
+          if (!check.ok) {
+            throw new WeftError(
+              'invalid_input',
+              `the input does not match the input_schema of ${record.name} v${record.version}: ${check.error}`,
+              400,
+            );
+          }
+        }
+        accepted.push({
+          index,
+          run: {
+            id: uuidv7(),
+            namespace: request.namespace,
+            definitionId: record.id,
+            definitionName: record.name,
+            definitionVersion: record.version,
+            input: request.input,
+          },
+        });
+      } catch (error) {
+        results[index] = { ok: false, error };
       }
     }
-    const id = uuidv7();
-    const { run, pass } = await this.ctx.store.transaction(async (tx) => {
-      const pass = new Pass(this.ctx.dispatcher);
-      const locked = await tx.insertRun({
-        id,
-        namespace: request.namespace,
-        definitionId: record.id,
-        definitionName: record.name,
-        definitionVersion: record.version,
-        input: request.input,
+    if (accepted.length > 0) {
+      const { result: runs, pass } = await inPass(this.ctx, null, async (tx, pass) => {
+        const locked = await tx.insertRuns(accepted.map((a) => a.run));
+        await this.ctx.evaluator.decideRuns(
+          tx,
+          locked.map((run) => ({ run, claimed: false, fresh: true, own: [{ kind: 'run_started' }] })),
+          pass,
+        );
+        await pass.finish(tx);
+        return locked;
       });
-      await this.ctx.evaluator.decideRun(tx, locked, false, [{ kind: 'run_started' }], pass);
-      await pass.finish(tx, this.ctx.config.crossProcessWakeups);
-      return { run: locked, pass };
-    });
-    pass.afterCommit(this.ctx.wakeups);
-    const { lastSeq: _s, now: _n, ...plain } = run;
-    return plain;
+      pass.afterCommit(this.ctx.wakeups);
+      const byId = new Map(runs.map((r) => [r.id, r]));
+      for (const a of accepted) {
+        const { lastSeq: _s, now: _n, ...plain } = byId.get(a.run.id)!;
+        results[a.index] = { ok: true, run: plain };
+      }
+    }
+    return results.map((r) => r!);
   }
 
   /** Cancels a run: unfinished tasks are cancelled and reports for them are refused from now on. */
@@ -87,15 +127,13 @@ export class RunService {
     runId: string,
     events: (run: LockedRun, tx: StoreTx) => RunEvent[] | Promise<RunEvent[]>,
   ): Promise<RunRecord> {
-    const pass = await this.ctx.store.transaction(async (tx) => {
-      const pass = new Pass(this.ctx.dispatcher);
+    const { pass } = await inPass(this.ctx, null, async (tx, pass) => {
       const [run] = await tx.lockRuns([runId], 'wait');
       if (!run) throw notFound(runId);
       const own = await events(run, tx);
       const claimed = await tx.claimDecisions([runId]);
-      await this.ctx.evaluator.decideRun(tx, run, claimed.length > 0, own, pass);
-      await pass.finish(tx, this.ctx.config.crossProcessWakeups);
-      return pass;
+      await this.ctx.evaluator.decideRuns(tx, [{ run, claimed: claimed.length > 0, own }], pass);
+      await pass.finish(tx);
     });
     pass.afterCommit(this.ctx.wakeups);
     return this.get(runId);

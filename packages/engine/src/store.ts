@@ -18,8 +18,25 @@ export type Wakeup =
   | { readonly kind: 'decisions' }
   | { readonly kind: 'timers' };
 
-/** A node instance's latest attempt as loaded for a decision, with its row id. */
-export type LoadedTask = TaskState & { readonly id: string };
+/** A node instance of a run, to load for a decision. */
+export interface StateKey {
+  readonly runId: string;
+  readonly nodeId: string;
+  readonly iteration: string;
+}
+
+/** A node instance's latest attempt as loaded for a decision, with its run and row id. */
+export type LoadedTask = TaskState & { readonly id: string; readonly runId: string };
+
+/** A run to insert. */
+export interface NewRun {
+  readonly id: string;
+  readonly namespace: string;
+  readonly definitionId: string;
+  readonly definitionName: string;
+  readonly definitionVersion: number;
+  readonly input: Json;
+}
 
 /** A filter for listing runs. */
 export interface RunFilter {
@@ -91,6 +108,8 @@ export interface Store {
   expiredLeases(limit: number): Promise<{ taskId: string; runId: string }[]>;
   /** The database's current time. */
   now(): Promise<Date>;
+  /** Publishes wake-ups to the other processes sharing the store (outside any transaction: they are hints). */
+  notify(wakeups: readonly Wakeup[]): Promise<void>;
   /** Listens for wake-ups published by other processes sharing the store; returns a function that stops. */
   listen(onWakeup: (wakeup: Wakeup) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
@@ -110,15 +129,8 @@ export interface StoreTx {
     definition: Definition,
   ): Promise<{ record: DefinitionRecord; created: boolean }>;
 
-  /** Inserts a new run and returns it locked (the inserting transaction holds its row lock). */
-  insertRun(run: {
-    id: string;
-    namespace: string;
-    definitionId: string;
-    definitionName: string;
-    definitionVersion: number;
-    input: Json;
-  }): Promise<LockedRun>;
+  /** Inserts new runs, `running`, and returns them locked (the inserting transaction holds their row locks). */
+  insertRuns(runs: readonly NewRun[]): Promise<LockedRun[]>;
   /** Locks run rows (`FOR UPDATE`, or `SKIP LOCKED` with `skip`) and returns those locked. */
   lockRuns(ids: readonly string[], mode: 'wait' | 'skip'): Promise<LockedRun[]>;
 
@@ -132,8 +144,8 @@ export interface StoreTx {
   readInbox(runIds: readonly string[]): Promise<InboxItem[]>;
   appendInbox(items: readonly { runId: string; event: RunEvent }[]): Promise<void>;
 
-  /** Latest attempt of each requested node instance of one run. */
-  loadTasks(runId: string, keys: readonly { nodeId: string; iteration: string }[]): Promise<LoadedTask[]>;
+  /** Latest attempt of each requested node instance, across runs. */
+  loadTasks(keys: readonly StateKey[]): Promise<LoadedTask[]>;
 
   /** Applies workers' reports, fenced by attempt, lease token and a non-final status. */
   finishTasks(reports: readonly TaskReport[]): Promise<ReportVerdict[]>;
@@ -158,8 +170,6 @@ export interface StoreTx {
   /** Deletes due timers (skipping rows others hold) and returns them. */
   takeTimers(ids: readonly { id: string; runId: string }[]): Promise<{ runId: string; event: RunEvent }[]>;
 
-  /** Publishes wake-ups to other processes; delivered only if this transaction commits. */
-  notify(wakeups: readonly Wakeup[]): Promise<void>;
   /** Writes everything a pass decided. Returns the node instances whose insert was absorbed. */
   write(
     writes: WriteSet,

@@ -1,7 +1,7 @@
 import { type RunEvent, WeftError } from '@weft/core';
 import type { EngineContext } from './context.js';
 import { fault } from './faults.js';
-import { type EagerSlot, Pass } from './pass.js';
+import { type EagerSlot, inPass } from './pass.js';
 import type { LeasedTask, ReportVerdict, TaskReport } from './records.js';
 
 /** A worker's request for tasks. */
@@ -43,16 +43,24 @@ export class TaskService {
   }
 
   /**
-   * Leases up to `max` queued tasks of the given types, waiting up to `waitMs` for one to appear. The
-   * waiter is registered before looking, so a task queued in between wakes it (no busy polling).
+   * Leases up to `max` queued tasks of the given types, waiting up to `waitMs` for work. The poll is
+   * registered before it looks at the queue, so work queued in between is not missed (no busy polling):
+   * a transaction that decides a task may hand it to this poll directly, or wake it to look again.
    */
   async poll(request: PollRequest): Promise<LeasedTask[]> {
     checkTypes(request.taskTypes);
     const deadline = Date.now() + Math.min(request.waitMs, this.ctx.config.maxPollWaitMs);
     for (;;) {
-      const waiter = this.ctx.wakeups.subscribe(request.namespace, request.taskTypes);
+      const poll = this.ctx.wakeups.pollers.register({
+        namespace: request.namespace,
+        worker: request.worker,
+        taskTypes: request.taskTypes,
+        max: request.max,
+        ...(request.signal ? { signal: request.signal } : {}),
+      });
+      let leased: LeasedTask[];
       try {
-        const leased = await this.ctx.store.transaction((tx) =>
+        leased = await this.ctx.store.transaction((tx) =>
           tx.leaseTasks({
             namespace: request.namespace,
             taskTypes: request.taskTypes,
@@ -61,23 +69,31 @@ export class TaskService {
             leaseMs: this.ctx.config.leaseMs,
           }),
         );
-        const left = deadline - Date.now();
-        if (leased.length > 0 || left <= 0 || request.signal?.aborted) return leased;
-        let timer: NodeJS.Timeout | undefined;
-        let onAbort: (() => void) | undefined;
-        await Promise.race([
-          waiter.ready,
-          new Promise<void>((resolve) => {
-            timer = setTimeout(resolve, left);
-            onAbort = resolve;
-            request.signal?.addEventListener('abort', onAbort, { once: true });
-          }),
-        ]);
-        clearTimeout(timer);
-        if (onAbort) request.signal?.removeEventListener('abort', onAbort);
-      } finally {
-        waiter.cancel();
+      } catch (e) {
+        await poll.close();
+        throw e;
       }
+      const left = deadline - Date.now();
+      if (leased.length > 0 || left <= 0 || request.signal?.aborted || !poll.resume()) {
+        const handed = await poll.close();
+        if (leased.length > 0 || handed.length > 0 || left <= 0 || request.signal?.aborted)
+          return [...leased, ...handed];
+        continue; // woken while looking: look again
+      }
+      let timer: NodeJS.Timeout | undefined;
+      let onAbort: (() => void) | undefined;
+      await Promise.race([
+        poll.woken,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, left);
+          onAbort = resolve;
+          request.signal?.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]);
+      clearTimeout(timer);
+      if (onAbort) request.signal?.removeEventListener('abort', onAbort);
+      const handed = await poll.close();
+      if (handed.length > 0 || Date.now() >= deadline || request.signal?.aborted) return handed;
     }
   }
 
@@ -110,10 +126,14 @@ export class TaskService {
   }
 
   /**
-   * One transaction for a batch of reports. When every run of the batch is free, they are decided here,
-   * after claiming their decide-queue rows. Otherwise no run is decided here: each gets a decide-queue
-   * request and its events go to its inbox. A transaction thus either claims decide-queue rows or upserts
-   * them, never both, and always in run id order, so two batches cannot deadlock on those rows.
+   * One transaction for a batch of reports. It locks the batch's runs in id order, waiting for any that
+   * another transaction holds (it holds nothing else yet, so the wait cannot close a cycle), claims their
+   * decide-queue rows, applies the reports and decides, then commits: one transaction for the reports,
+   * the decisions and the next leases.
+   *
+   * With `inline` false (after a decision failed with an engine error), nothing is decided here: the
+   * reports are applied, and their events go to the runs' inboxes with a decide-queue request, for the
+   * background decider, which backs off and shows the error.
    */
   private async applyReports(
     request: ReportRequest,
@@ -121,39 +141,45 @@ export class TaskService {
     inline: boolean,
   ): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
     const runIds = [...new Set(request.reports.map((r) => r.runId))];
-    let deferred = false;
-    // A transaction may be retried (deadlock, serialisation failure): each attempt builds its own pass.
-    const { verdicts, pass } = await this.ctx.store.transaction(async (tx) => {
-      const pass = new Pass(this.ctx.dispatcher, eager);
-      const locked = inline ? await tx.lockRuns(runIds, 'skip') : [];
-      deferred = locked.length < runIds.length;
-      const claimed = deferred ? [] : await tx.claimDecisions(runIds);
-      if (deferred) await tx.requestDecisions(runIds, 'task report');
-      const verdicts = await tx.finishTasks(request.reports);
-      await fault('report.after-finish');
-      const events = new Map<string, RunEvent[]>();
-      request.reports.forEach((report, i) => {
-        const event = toEvent(report, verdicts[i]!, request.worker);
-        if (!event) return;
-        const list = events.get(report.runId) ?? [];
-        list.push(event);
-        events.set(report.runId, list);
-      });
-      if (deferred) {
-        for (const [runId, list] of events)
+    const { result: verdicts, pass } = await inPass(this.ctx, eager, async (tx, pass) => {
+      if (!inline) {
+        await tx.requestDecisions(runIds, 'task report');
+        const verdicts = await tx.finishTasks(request.reports);
+        for (const [runId, list] of eventsByRun(request, verdicts)) {
           pass.writes.inboxAppend.push(...list.map((event) => ({ runId, event })));
-        if (this.ctx.config.crossProcessWakeups) await tx.notify([{ kind: 'decisions' }]);
-      } else {
-        const claimedIds = new Set(claimed);
-        for (const run of locked)
-          await this.ctx.evaluator.decideRun(tx, run, claimedIds.has(run.id), events.get(run.id) ?? [], pass);
+        }
+        await pass.finish(tx);
+        return verdicts;
       }
-      await pass.finish(tx, this.ctx.config.crossProcessWakeups);
-      return { verdicts, pass };
+      const locked = await tx.lockRuns(runIds, 'wait');
+      // One round trip, in this order on the connection: claim the decide-queue rows, apply the reports,
+      // then read the inboxes and the node instances the workers' hints point at.
+      const claiming = tx.claimDecisions(runIds);
+      const finishing = tx.finishTasks(request.reports);
+      const prefetch = await this.ctx.evaluator.prefetch(
+        tx,
+        locked.map((run) => ({
+          run,
+          claimed: true,
+          events: hintEvents(request.reports.filter((r) => r.runId === run.id)),
+        })),
+      );
+      const [claimed, verdicts] = await Promise.all([claiming, finishing]);
+      await fault('report.after-finish');
+      const events = eventsByRun(request, verdicts);
+      const claimedIds = new Set(claimed);
+      await this.ctx.evaluator.decideRuns(
+        tx,
+        locked.map((run) => ({ run, claimed: claimedIds.has(run.id), own: events.get(run.id) ?? [] })),
+        pass,
+        prefetch,
+      );
+      await pass.finish(tx);
+      return verdicts;
     });
     await fault('report.after-commit');
     pass.afterCommit(this.ctx.wakeups);
-    if (deferred) this.ctx.wakeups.publish({ kind: 'decisions' });
+    if (!inline) this.ctx.wakeups.announce([{ kind: 'decisions' }]);
     return { verdicts, leased: pass.leased };
   }
 
@@ -197,6 +223,28 @@ export class TaskService {
       lost: tasks.filter((t) => !held.has(t.taskId)).map((t) => t.taskId),
     };
   }
+}
+
+/** The events a batch of reports produced, by run. */
+function eventsByRun(request: ReportRequest, verdicts: readonly ReportVerdict[]): Map<string, RunEvent[]> {
+  const events = new Map<string, RunEvent[]>();
+  request.reports.forEach((report, i) => {
+    const event = toEvent(report, verdicts[i]!, request.worker);
+    if (!event) return;
+    const list = events.get(report.runId) ?? [];
+    list.push(event);
+    events.set(report.runId, list);
+  });
+  return events;
+}
+
+/** What the reports will most likely turn into, from the workers' hints, for reading ahead. */
+function hintEvents(reports: readonly TaskReport[]): RunEvent[] {
+  return reports.flatMap((r): RunEvent[] =>
+    r.nodeId === undefined
+      ? []
+      : [{ kind: 'node_completed', nodeId: r.nodeId, iteration: r.iteration ?? '', attempt: r.attempt }],
+  );
 }
 
 function toEvent(report: TaskReport, verdict: ReportVerdict, worker: string): RunEvent | null {

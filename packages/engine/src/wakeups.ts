@@ -1,32 +1,13 @@
+import { Pollers } from './pollers.js';
 import type { Wakeup } from './store.js';
 
-interface Waiter {
-  readonly namespace: string;
-  readonly types: ReadonlySet<string>;
-  readonly wake: () => void;
-}
-
 /**
- * In-process wake-ups: workers long-polling for task types, and the background loops. A wake-up is only a
- * hint to look again; losing one costs latency (the poll timeout or loop interval), never correctness.
+ * In-process wake-ups: for worker polls waiting here (see Pollers) and for the background loops. A wake-up
+ * is only a hint to look again; losing one costs latency (a poll timeout or loop interval), never work.
  */
 export class Wakeups {
-  private readonly waiters = new Set<Waiter>();
+  readonly pollers = new Pollers();
   private readonly listeners = new Map<Wakeup['kind'], Set<() => void>>();
-
-  /**
-   * Registers interest in tasks before the caller looks for them, so a task queued between the look and
-   * the wait is not missed. Resolve `ready` to wait; always call `cancel`.
-   */
-  subscribe(namespace: string, taskTypes: readonly string[]): { ready: Promise<void>; cancel: () => void } {
-    let wake!: () => void;
-    const ready = new Promise<void>((resolve) => {
-      wake = resolve;
-    });
-    const waiter: Waiter = { namespace, types: new Set(taskTypes), wake: () => wake() };
-    this.waiters.add(waiter);
-    return { ready, cancel: () => this.waiters.delete(waiter) };
-  }
 
   /** Calls `fn` on every wake-up of a kind; returns a function that stops. */
   on(kind: Wakeup['kind'], fn: () => void): () => void {
@@ -39,25 +20,70 @@ export class Wakeups {
     return () => set.delete(fn);
   }
 
-  /** Delivers a wake-up to whoever waits for it. */
+  private remote: ((wakeups: Wakeup[]) => void) | null = null;
+  private outgoing: Wakeup[] = [];
+  private timer: NodeJS.Timeout | null = null;
+
+  /**
+   * Sends wake-ups to other processes too, through `send`: at most once every `intervalMs`, merged. A
+   * wake-up is a hint, so it needs no transaction: it goes after the commit it announces, and batching
+   * keeps it off the hot path (one NOTIFY per few milliseconds instead of one per transaction).
+   */
+  connect(send: (wakeups: Wakeup[]) => void, intervalMs = 2): void {
+    this.remote = (wakeups) => {
+      this.outgoing.push(...wakeups);
+      if (this.timer) return;
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        const batch = merge(this.outgoing);
+        this.outgoing = [];
+        if (batch.length > 0) send(batch);
+      }, intervalMs);
+      this.timer.unref();
+    };
+  }
+
+  /** Stops sending to other processes (pending wake-ups are dropped: they were hints). */
+  disconnect(): void {
+    this.remote = null;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.outgoing = [];
+  }
+
+  /** Delivers wake-ups here and, when connected, to other processes. */
+  announce(wakeups: readonly Wakeup[]): void {
+    if (wakeups.length === 0) return;
+    for (const w of wakeups) this.publish(w);
+    this.remote?.([...wakeups]);
+  }
+
+  /** Delivers a wake-up to whoever waits for it in this process. */
   publish(wakeup: Wakeup): void {
     if (wakeup.kind === 'tasks') {
-      let budget = Number.POSITIVE_INFINITY;
-      for (const waiter of this.waiters) {
-        if (budget <= 0) break;
-        if (waiter.namespace !== wakeup.namespace) continue;
-        if (!wakeup.taskTypes.some((t) => waiter.types.has(t))) continue;
-        this.waiters.delete(waiter);
-        waiter.wake();
-        budget--;
-      }
+      this.pollers.wake(wakeup.namespace, wakeup.taskTypes);
       return;
     }
     for (const fn of this.listeners.get(wakeup.kind) ?? []) fn();
   }
+}
 
-  /** How many workers are waiting right now (for metrics and tests). */
-  get waiting(): number {
-    return this.waiters.size;
+/** Merges wake-ups: one per kind, task types united per namespace. */
+function merge(wakeups: readonly Wakeup[]): Wakeup[] {
+  const types = new Map<string, Set<string>>();
+  const kinds = new Set<Wakeup['kind']>();
+  for (const w of wakeups) {
+    if (w.kind === 'tasks') {
+      let set = types.get(w.namespace);
+      if (!set) {
+        set = new Set();
+        types.set(w.namespace, set);
+      }
+      for (const t of w.taskTypes) set.add(t);
+    } else kinds.add(w.kind);
   }
+  return [
+    ...[...types].map(([namespace, set]): Wakeup => ({ kind: 'tasks', namespace, taskTypes: [...set] })),
+    ...[...kinds].map((kind) => ({ kind }) as Wakeup),
+  ];
 }

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import postgres, { type Sql } from 'postgres';
 
 /** Options for a Weft connection pool. */
@@ -10,15 +11,47 @@ export interface ConnectOptions {
 
 /**
  * Opens a connection pool. Queries are prepared once per connection and pipelined within transactions.
- * `int8` values come back as strings (they may exceed 2^53); Weft uses them only as ids.
+ * Sockets are opened with Nagle's algorithm off: pipelined statements are small writes sent back to back,
+ * and with Nagle on, each waits for the previous one's acknowledgement.
  */
 export function connect(url: string, options: ConnectOptions = {}): Sql {
-  return postgres(url, {
+  // libpq's `?host=/path/to/socket-dir` selects a Unix-domain socket; the driver wants it as an option.
+  const parsed = new URL(url);
+  const socketDir = parsed.searchParams.get('host');
+  if (socketDir) parsed.searchParams.delete('host');
+  return postgres(parsed.toString(), {
+    ...(socketDir ? { host: socketDir } : {}),
     max: options.max ?? 10,
     prepare: true,
     onnotice: () => {},
     idle_timeout: 60,
-    connection: { application_name: options.applicationName ?? 'weft' },
+    connection: {
+      application_name: options.applicationName ?? 'weft',
+      // Weft's statements look rows up by key, a batch at a time: they join `unnest` of parameter arrays
+      // to a table. The planner cannot see a batch's size in a cached plan and, on a table of a few
+      // thousand rows, picks a hash join over a full scan, whose cost then grows with the table. With hash
+      // and merge joins off, every batch is a nested loop of index lookups: its cost follows the batch, not
+      // the table (test: "evaluation cost follows the frontier").
+      enable_hashjoin: 'off',
+      enable_mergejoin: 'off',
+    },
     transform: { undefined: null, column: { from: postgres.toCamel } },
+    // The driver supports a socket factory but its types do not declare it.
+    ...({ socket: openSocket } as object),
+  });
+}
+
+/** Opens a TCP (or Unix-domain) socket to the server with no write coalescing delay. */
+function openSocket(o: { host: string[]; port: number[]; path?: string | false }): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const host = o.host[0] ?? '127.0.0.1';
+    const port = o.port[0] ?? 5432;
+    const path = o.path || (host.startsWith('/') ? `${host}/.s.PGSQL.${port}` : undefined);
+    const socket = path ? net.connect(path) : net.connect({ host, port, noDelay: true });
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
   });
 }

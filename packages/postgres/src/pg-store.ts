@@ -4,6 +4,8 @@ import type {
   LeasedTask,
   LeaseRequest,
   LoadedTask,
+  NewRun,
+  StateKey,
   Store,
   StoreTx,
   TaskReport,
@@ -44,7 +46,7 @@ export class PgStore implements Store {
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await this.sql.begin((tx) => fn(new PgStoreTx(tx, this.origin)))) as T;
+        return (await this.sql.begin((tx) => fn(new PgStoreTx(tx)))) as T;
       } catch (e) {
         const code = (e as { code?: string }).code;
         if (!code || !RETRYABLE.has(code) || attempt >= 5) throw e;
@@ -74,6 +76,12 @@ export class PgStore implements Store {
     return row!.now;
   }
 
+  async notify(wakeups: readonly Wakeup[]): Promise<void> {
+    if (wakeups.length === 0) return;
+    const payloads = wakeups.map((wakeup) => JSON.stringify({ origin: this.origin, wakeup }));
+    await this.sql`SELECT pg_notify(${CHANNEL}, p) FROM unnest(${payloads}::text[]) AS p`;
+  }
+
   async listen(onWakeup: (wakeup: Wakeup) => void): Promise<() => Promise<void>> {
     const { unlisten } = await this.sql.listen(CHANNEL, (payload) => {
       try {
@@ -93,29 +101,13 @@ export class PgStore implements Store {
 
 /** Store operations bound to one transaction. */
 class PgStoreTx implements StoreTx {
-  constructor(
-    private readonly tx: Db,
-    private readonly origin: string,
-  ) {}
-
-  async notify(wakeups: readonly Wakeup[]): Promise<void> {
-    if (wakeups.length === 0) return;
-    const payloads = wakeups.map((wakeup) => JSON.stringify({ origin: this.origin, wakeup }));
-    await this.tx`SELECT pg_notify(${CHANNEL}, p) FROM unnest(${payloads}::text[]) AS p`;
-  }
+  constructor(private readonly tx: Db) {}
 
   deployDefinition(namespace: string, name: string, hash: string, source: string, definition: Definition) {
     return definitions.deployDefinition(this.tx, namespace, name, hash, source, definition);
   }
-  insertRun(run: {
-    id: string;
-    namespace: string;
-    definitionId: string;
-    definitionName: string;
-    definitionVersion: number;
-    input: Json;
-  }) {
-    return runs.insertRun(this.tx, run);
+  insertRuns(rows: readonly NewRun[]) {
+    return runs.insertRuns(this.tx, rows);
   }
   lockRuns(ids: readonly string[], mode: 'wait' | 'skip') {
     return runs.lockRuns(this.tx, ids, mode);
@@ -135,8 +127,8 @@ class PgStoreTx implements StoreTx {
   appendInbox(items: readonly { runId: string; event: RunEvent }[]) {
     return appendInbox(this.tx, items);
   }
-  loadTasks(runId: string, keys: readonly { nodeId: string; iteration: string }[]): Promise<LoadedTask[]> {
-    return loadTasks(this.tx, runId, keys);
+  loadTasks(keys: readonly StateKey[]): Promise<LoadedTask[]> {
+    return loadTasks(this.tx, keys);
   }
   finishTasks(reports: readonly TaskReport[]) {
     return finishTasks(this.tx, reports);

@@ -74,6 +74,7 @@ export class Worker {
   private heartbeatMs = 30_000;
   private idle: (() => void) | null = null;
   private backoffMs = 0;
+  private flushScheduled = false;
 
   constructor(private readonly options: WorkerOptions) {
     this.name = options.name ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
@@ -172,12 +173,14 @@ export class Worker {
       task_id: task.task_id,
       attempt: task.attempt,
       lease_token: task.lease_token,
+      node_id: task.node_id,
+      iteration: task.iteration,
     };
     const settle = (report: Report) => {
       this.running.delete(task.task_id);
       this.stats.inFlight = this.running.size;
       this.pending.push(report);
-      this.flush();
+      this.flushSoon();
     };
     Promise.resolve()
       .then(() => {
@@ -202,6 +205,19 @@ export class Worker {
           });
         },
       );
+  }
+
+  /**
+   * Flushes after the current turn of the event loop, so that handlers finishing together (a batch of
+   * quick tasks) go in one report instead of one report each.
+   */
+  private flushSoon(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
   }
 
   /** Sends pending reports, one request at a time; reports finishing meanwhile go in the next batch. */

@@ -10,7 +10,7 @@ import type { Db } from '../db.js';
 export async function claimDecisions(sql: Db, runIds: readonly string[]): Promise<string[]> {
   if (runIds.length === 0) return [];
   const rows = await sql<{ runId: string }[]>`
-    DELETE FROM weft.decide_queue WHERE run_id = ANY(${[...runIds]}::uuid[]) RETURNING run_id`;
+    DELETE FROM weft.decide_queue d USING unnest(${[...runIds]}::uuid[]) AS k(id) WHERE d.run_id = k.id RETURNING d.run_id`;
   return rows.map((r) => r.runId);
 }
 
@@ -32,7 +32,7 @@ export async function requestDecisions(
   await sql`
     INSERT INTO weft.decide_queue AS d (run_id, reason, not_before)
     SELECT r.id, ${reason}, now() + ${delayMs}::int * interval '1 millisecond'
-      FROM weft.runs r WHERE r.id = ANY(${sorted}::uuid[]) ORDER BY r.id
+      FROM unnest(${sorted}::uuid[]) AS k(id) JOIN weft.runs r ON r.id = k.id ORDER BY r.id
     ON CONFLICT (run_id) DO UPDATE
        SET reason = EXCLUDED.reason,
            requested_at = now(),

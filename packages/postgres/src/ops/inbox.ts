@@ -6,7 +6,8 @@ import type { Db } from '../db.js';
 export async function readInbox(sql: Db, runIds: readonly string[]): Promise<InboxItem[]> {
   if (runIds.length === 0) return [];
   return sql<InboxItem[]>`
-    SELECT id::text, run_id, event FROM weft.inbox WHERE run_id = ANY(${[...runIds]}::uuid[]) ORDER BY run_id, id`;
+    SELECT i.id::text, i.run_id, i.event FROM unnest(${[...runIds]}::uuid[]) AS k(id)
+      JOIN weft.inbox i ON i.run_id = k.id ORDER BY i.run_id, i.id`;
 }
 
 /** Appends events to run inboxes. The caller also requests a decision for each run, in the same transaction. */

@@ -1,30 +1,22 @@
-import type { Json } from '@weft/core';
 import { WeftError } from '@weft/core';
-import type { LockedRun, Page, RunCounts, RunFilter, RunRecord, RunUpdateRow } from '@weft/engine';
+import type { LockedRun, NewRun, Page, RunCounts, RunFilter, RunRecord, RunUpdateRow } from '@weft/engine';
 import type { Db } from '../db.js';
 import { bools, jsonText } from '../db.js';
 
 const RUN_COLUMNS =
   'r.id, r.namespace, r.definition_id::text, r.definition_name, r.definition_version, r.status, r.input, r.output, r.error, r.vars, r.sinks_done, r.created_at, r.finished_at';
 
-/** Inserts a run in status `running`; the inserting transaction holds its row lock until it commits. */
-export async function insertRun(
-  sql: Db,
-  run: {
-    id: string;
-    namespace: string;
-    definitionId: string;
-    definitionName: string;
-    definitionVersion: number;
-    input: Json;
-  },
-): Promise<LockedRun> {
-  const [row] = await sql<LockedRun[]>`
+/** Inserts runs in status `running`; the inserting transaction holds their row locks until it commits. */
+export async function insertRuns(sql: Db, runs: readonly NewRun[]): Promise<LockedRun[]> {
+  if (runs.length === 0) return [];
+  return sql<LockedRun[]>`
     INSERT INTO weft.runs AS r (id, namespace, definition_id, definition_name, definition_version, status, input)
-    VALUES (${run.id}::uuid, ${run.namespace}, ${run.definitionId}::bigint, ${run.definitionName},
-            ${run.definitionVersion}::int, 'running', ${jsonText(run.input)}::text::jsonb)
+    SELECT id, namespace, definition_id, definition_name, definition_version, 'running', input::jsonb
+      FROM unnest(${runs.map((r) => r.id)}::uuid[], ${runs.map((r) => r.namespace)}::text[], ${runs.map((r) => r.definitionId)}::bigint[],
+                  ${runs.map((r) => r.definitionName)}::text[], ${runs.map((r) => r.definitionVersion)}::int[],
+                  ${runs.map((r) => jsonText(r.input) ?? 'null')}::text[])
+        AS n(id, namespace, definition_id, definition_name, definition_version, input)
     RETURNING ${sql.unsafe(RUN_COLUMNS)}, 0 AS last_seq, now() AS now`;
-  return row!;
 }
 
 /**
@@ -43,10 +35,12 @@ export async function lockRuns(sql: Db, ids: readonly string[], mode: 'wait' | '
     mode === 'skip'
       ? sql<(Omit<LockedRun, 'lastSeq'> & { lastSeq?: number })[]>`
           SELECT ${sql.unsafe(RUN_COLUMNS)}, now() AS now
-            FROM weft.runs r WHERE r.id = ANY(${sorted}::uuid[]) ORDER BY r.id FOR UPDATE OF r SKIP LOCKED`
+            FROM unnest(${sorted}::uuid[]) AS k(id) JOIN weft.runs r ON r.id = k.id
+           ORDER BY r.id FOR UPDATE OF r SKIP LOCKED`
       : sql<(Omit<LockedRun, 'lastSeq'> & { lastSeq?: number })[]>`
           SELECT ${sql.unsafe(RUN_COLUMNS)}, now() AS now
-            FROM weft.runs r WHERE r.id = ANY(${sorted}::uuid[]) ORDER BY r.id FOR UPDATE OF r`;
+            FROM unnest(${sorted}::uuid[]) AS k(id) JOIN weft.runs r ON r.id = k.id
+           ORDER BY r.id FOR UPDATE OF r`;
   const seqs = sql<{ runId: string; lastSeq: number }[]>`
     SELECT id AS run_id, coalesce((SELECT max(h.seq) FROM weft.history h WHERE h.run_id = k.id), 0) AS last_seq
       FROM unnest(${sorted}::uuid[]) AS k(id)`;

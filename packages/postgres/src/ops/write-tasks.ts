@@ -95,7 +95,7 @@ export async function cancelOpenWork(
            error = jsonb_build_object('reason', 'cancelled', 'retryable', false, 'message', c.reason)
       FROM unnest(${ids}::uuid[], ${runs.map((r) => r.reason)}::text[]) AS c(run_id, reason)
      WHERE t.run_id = c.run_id AND t.status IN ('waiting', 'queued', 'running')`;
-  await sql`DELETE FROM weft.timers WHERE run_id = ANY(${ids}::uuid[])`;
+  await sql`DELETE FROM weft.timers t USING unnest(${ids}::uuid[]) AS k(id) WHERE t.run_id = k.id`;
 }
 
 /** Every attempt of a run, in creation order, for the API. */

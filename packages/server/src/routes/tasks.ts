@@ -33,6 +33,8 @@ const reportItem = {
     task_id: uuid,
     attempt: { type: 'integer', minimum: 1 },
     lease_token: uuid,
+    node_id: { type: 'string', maxLength: 64 },
+    iteration: { type: 'string', maxLength: 256 },
     output: {},
     error: errorSchema,
   },
@@ -46,6 +48,8 @@ interface WireReport {
   task_id: string;
   attempt: number;
   lease_token: string;
+  node_id?: string;
+  iteration?: string;
   output?: Json;
   error?: { message: string; retryable?: boolean; type?: string; stack?: string; details?: Json };
 }
@@ -58,7 +62,13 @@ function toReport(r: WireReport): TaskReport {
       400,
     );
   }
-  const base = { runId: r.run_id, taskId: r.task_id, attempt: r.attempt, leaseToken: r.lease_token };
+  const base = {
+    runId: r.run_id,
+    taskId: r.task_id,
+    attempt: r.attempt,
+    leaseToken: r.lease_token,
+    ...(r.node_id !== undefined ? { nodeId: r.node_id, iteration: r.iteration ?? '' } : {}),
+  };
   if (r.error === undefined)
     return { ...base, outcome: { kind: 'completed', output: r.output === undefined ? null : r.output } };
   const error: TaskError = {
@@ -91,9 +101,13 @@ export function taskRoutes(app: FastifyInstance, engine: Engine): void {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
+      // The worker hung up before an answer: stop waiting. (The request's own 'close' event fires as soon
+      // as its body has been read, so it cannot tell.)
       const abort = new AbortController();
-      request.raw.once('close', () => abort.abort());
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableEnded) abort.abort();
+      });
       const tasks = await engine.tasks.poll({
         namespace: namespaceOf(request),
         worker: request.body.worker,

@@ -1,0 +1,70 @@
+// Micro-benchmark of the engine's report path without HTTP: in-process engine, W2 chains.
+import { Engine } from '@weft/engine';
+import { connect, migrate, PgStore } from '@weft/postgres';
+import { w2 } from './workloads.js';
+
+const url = process.argv[2]!;
+const runs = Number(process.argv[3] ?? 500);
+const admin = connect(url.replace(/\/[^/?]*(\?|$)/, '/postgres$1'), { max: 1 });
+await admin.unsafe('DROP DATABASE IF EXISTS weft_micro WITH (FORCE)');
+await admin.unsafe('CREATE DATABASE weft_micro');
+await admin.end();
+const dbUrl = url.replace(/\/[^/?]*(\?|$)/, '/weft_micro$1');
+const sql = connect(dbUrl, { max: 10 });
+await migrate(sql);
+const engine = new Engine({ store: new PgStore(sql), config: { crossProcessWakeups: false } });
+await engine.start();
+const wl = w2(runs);
+await engine.definitions.deploy('default', wl.yaml);
+for (let i = 0; i < runs; i++)
+  await engine.runs.start({ namespace: 'default', definition: 'bench-w2', input: {} });
+const lanes = 2;
+const batch = 64;
+const t0 = performance.now();
+const c0 = process.cpuUsage();
+let steps = 0;
+const lane = async () => {
+  let held = await engine.tasks.poll({
+    namespace: 'default',
+    worker: 'w',
+    taskTypes: ['bench.noop'],
+    max: batch,
+    waitMs: 0,
+  });
+  while (held.length > 0) {
+    const reports = held.map((t) => ({
+      runId: t.runId,
+      taskId: t.id,
+      attempt: t.attempt,
+      leaseToken: t.leaseToken,
+      nodeId: t.nodeId,
+      iteration: t.iteration,
+      outcome: { kind: 'completed' as const, output: null },
+    }));
+    const { leased } = await engine.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports,
+      next: { taskTypes: ['bench.noop'], max: batch },
+    });
+    steps += reports.length;
+    held =
+      leased.length > 0
+        ? leased
+        : await engine.tasks.poll({
+            namespace: 'default',
+            worker: 'w',
+            taskTypes: ['bench.noop'],
+            max: batch,
+            waitMs: 0,
+          });
+  }
+};
+await Promise.all(Array.from({ length: lanes }, lane));
+const wall = performance.now() - t0;
+const cpu = process.cpuUsage(c0);
+console.log(
+  `${steps} steps in ${wall.toFixed(0)} ms: ${Math.round(steps / (wall / 1000))} steps/s; engine CPU ${((cpu.user + cpu.system) / 1000 / steps).toFixed(3)} ms/step (user ${(cpu.user / 1000 / steps).toFixed(3)})`,
+);
+await engine.stop();
+await sql.end();

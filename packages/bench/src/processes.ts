@@ -1,0 +1,91 @@
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../cli/bin/weft.js', import.meta.url));
+const WORKER = fileURLToPath(new URL('./bench-worker.js', import.meta.url));
+
+/** A Weft server child process. */
+export interface ServerProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `weft server` on a database and waits until it answers. */
+export async function startServer(databaseUrl: string, port: number): Promise<ServerProcess> {
+  const nodeArgs = (process.env.WEFT_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeArgs,
+      CLI,
+      'server',
+      '--database-url',
+      databaseUrl,
+      '--port',
+      String(port),
+      '--log-level',
+      'warn',
+    ],
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server exited with code ${child.exitCode}`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.ok) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > until) throw new Error('the server did not start within 30 s');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { url, child, stop: () => stopChild(child, 'SIGTERM') };
+}
+
+/** A benchmark worker child process. */
+export interface WorkerProcess {
+  readonly child: ChildProcess;
+  /** Handler start and end times recorded since the last dump: [run, node, start, end]. */
+  dump(): Promise<[string, string, number, number][]>;
+  stop(): Promise<void>;
+}
+
+/** Starts a benchmark worker process (no-op handlers) and waits until it polls. */
+export async function startWorker(url: string, name: string, concurrency: number): Promise<WorkerProcess> {
+  const child = fork(WORKER, [], {
+    env: { ...process.env, WEFT_URL: url, WEFT_WORKER_NAME: name, WEFT_CONCURRENCY: String(concurrency) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`worker ${name} exited with code ${code}`)));
+  });
+  return {
+    child,
+    dump: () =>
+      new Promise((resolve) => {
+        child.once('message', (m: { timings: [string, string, number, number][] }) => resolve(m.timings));
+        child.send({ cmd: 'dump' });
+      }),
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.send({ cmd: 'stop' });
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+async function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
