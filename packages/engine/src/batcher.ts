@@ -37,7 +37,7 @@ export class Batcher<I, O> {
     this.inFlight++;
     try {
       const out = await this.process(batch.map((b) => b.item));
-      batch.forEach((b, i) => b.resolve(out[i]!));
+      for (const [i, b] of batch.entries()) b.resolve(out[i]!);
     } catch (error) {
       if (batch.length === 1) batch[0]!.reject(error);
       else
