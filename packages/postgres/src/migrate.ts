@@ -58,8 +58,9 @@ export async function migrate(sql: Sql, onApplied?: (m: Migration) => void): Pro
 
 /** The highest migration id the database has, or 0 for a fresh database. */
 export async function schemaVersion(sql: Sql): Promise<number> {
-  const [row] = await sql<{ v: number | null }[]>`
-    SELECT CASE WHEN to_regclass('weft.migrations') IS NULL THEN 0
-                ELSE (SELECT coalesce(max(id), 0) FROM weft.migrations) END AS v`;
+  // Two statements: a query naming weft.migrations fails to plan where the table does not exist yet.
+  const [exists] = await sql<{ t: string | null }[]>`SELECT to_regclass('weft.migrations')::text AS t`;
+  if (!exists?.t) return 0;
+  const [row] = await sql<{ v: number }[]>`SELECT coalesce(max(id), 0) AS v FROM weft.migrations`;
   return row?.v ?? 0;
 }

@@ -1,0 +1,50 @@
+import type { EngineConfig } from '@weft/engine';
+import { type RunningServer, serve } from '@weft/server';
+import { createTestDatabase, type TestDatabase } from '@weft/testing';
+
+/** A real Weft server on a fresh test database, listening on a free port. */
+export interface TestServer {
+  readonly db: TestDatabase;
+  readonly server: RunningServer;
+  readonly url: string;
+  /** Calls the API with fetch and returns status and parsed JSON. */
+  call(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any }>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(engine: Partial<EngineConfig> = {}): Promise<TestServer> {
+  const db = await createTestDatabase();
+  const server = await serve({
+    databaseUrl: db.url,
+    port: 0,
+    logLevel: 'silent',
+    poolSize: 8,
+    engine: { decidePollMs: 50, timerPollMs: 50, leasePollMs: 100, ...engine },
+  });
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] ??=
+        typeof body === 'string' ? 'application/yaml' : 'application/json';
+    }
+    const res = await fetch(`${server.url}${path}`, init);
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+  return {
+    db,
+    server,
+    url: server.url,
+    call,
+    async close() {
+      await server.close();
+      await db.drop();
+    },
+  };
+}

@@ -1,0 +1,227 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { TerminalError, Worker } from '@weft/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../../server/test/helpers.js';
+
+let t: TestServer;
+beforeAll(async () => {
+  // Short leases so that a dead worker's task comes back quickly.
+  t = await startTestServer({ leaseMs: 1000, heartbeatMs: 250, leasePollMs: 100 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+async function runStatus(id: string, until: (s: string) => boolean, ms = 15_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const run = (await t.call('GET', `/v1/runs/${id}`)).body;
+    if (until(run.status)) return run;
+    if (Date.now() > end) throw new Error(`run ${id} is still ${run.status}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('worker SDK', () => {
+  it('runs handlers within its concurrency limit and reports outputs', async () => {
+    await t.call(
+      'POST',
+      '/v1/definitions',
+      'name: sdk1\nnodes:\n  - { id: a, task_type: sdk.work, input: { n: input.n } }\n',
+    );
+    let running = 0;
+    let peak = 0;
+    const worker = new Worker({
+      url: t.url,
+      concurrency: 3,
+      handlers: {
+        'sdk.work': async (input) => {
+          running++;
+          peak = Math.max(peak, running);
+          await new Promise((r) => setTimeout(r, 30));
+          running--;
+          return { doubled: (input as { n: number }).n * 2 };
+        },
+      },
+    });
+    const ids = await Promise.all(
+      Array.from({ length: 12 }, (_, n) =>
+        t.call('POST', '/v1/runs', { definition: 'sdk1', input: { n } }).then((r) => r.body.id as string),
+      ),
+    );
+    await worker.start();
+    const runs = await Promise.all(ids.map((id) => runStatus(id, (s) => s === 'completed')));
+    await worker.stop();
+    expect(runs.map((r) => r.output.a.doubled)).toEqual(Array.from({ length: 12 }, (_, n) => n * 2));
+    expect(peak).toBeLessThanOrEqual(3);
+    expect(peak).toBeGreaterThan(1);
+    expect(worker.stats.completed).toBe(12);
+  });
+
+  it('fails an attempt with the thrown error and retries it; a TerminalError fails the run at once', async () => {
+    await t.call(
+      'POST',
+      '/v1/definitions',
+      'name: sdk2\nnodes:\n  - { id: a, task_type: sdk.flaky, retry: { max_attempts: 3, delay: 0s } }\n',
+    );
+    await t.call(
+      'POST',
+      '/v1/definitions',
+      'name: sdk3\nnodes:\n  - { id: a, task_type: sdk.declined, retry: { max_attempts: 3, delay: 0s } }\n',
+    );
+    let calls = 0;
+    const worker = new Worker({
+      url: t.url,
+      handlers: {
+        'sdk.flaky': async (_input, ctx) => {
+          calls++;
+          if (ctx.attempt === 1) throw new Error('bank timeout');
+          return 'paid';
+        },
+        'sdk.declined': async () => {
+          throw new TerminalError('card declined', { code: 'do_not_honor' });
+        },
+      },
+    });
+    await worker.start();
+    const flaky = (await t.call('POST', '/v1/runs', { definition: 'sdk2' })).body.id;
+    const declined = (await t.call('POST', '/v1/runs', { definition: 'sdk3' })).body.id;
+    const ok = await runStatus(flaky, (s) => s === 'completed');
+    const bad = await runStatus(declined, (s) => s === 'failed');
+    await worker.stop();
+    expect(ok.tasks.map((x: { attempt: number; status: string }) => [x.attempt, x.status])).toEqual([
+      [1, 'failed'],
+      [2, 'completed'],
+    ]);
+    expect(ok.tasks[0].error).toMatchObject({ message: 'bank timeout', retryable: true, reason: 'error' });
+    expect(ok.tasks[0].error.stack).toMatch(/bank timeout\n\s+at /);
+    expect(calls).toBe(2);
+    expect(bad.tasks).toHaveLength(1);
+    expect(bad.tasks[0].error).toMatchObject({
+      message: 'card declined',
+      retryable: false,
+      type: 'TerminalError',
+      details: { code: 'do_not_honor' },
+    });
+    expect(bad.error.message).toBe('node "a" failed: card declined');
+  });
+
+  it('renews leases while a long task runs', async () => {
+    await t.call(
+      'POST',
+      '/v1/definitions',
+      'name: sdk4\nnodes:\n  - { id: a, task_type: sdk.slow, retry: { max_attempts: 1 } }\n',
+    );
+    const worker = new Worker({
+      url: t.url,
+      handlers: { 'sdk.slow': () => new Promise((r) => setTimeout(() => r('finally'), 2500)) },
+    });
+    await worker.start();
+    const id = (await t.call('POST', '/v1/runs', { definition: 'sdk4' })).body.id;
+    const run = await runStatus(id, (s) => s !== 'running');
+    await worker.stop();
+    // The lease is 1 s: without heartbeats the attempt would have expired.
+    expect(run.status).toBe('completed');
+    expect(run.output).toEqual({ a: 'finally' });
+  });
+
+  it('signals a handler whose lease was lost, when its run is cancelled', async () => {
+    await t.call('POST', '/v1/definitions', 'name: sdk5\nnodes:\n  - { id: a, task_type: sdk.cancelled }\n');
+    let aborted = false;
+    let started!: () => void;
+    const began = new Promise<void>((r) => (started = r));
+    const worker = new Worker({
+      url: t.url,
+      handlers: {
+        'sdk.cancelled': (_input, ctx) =>
+          new Promise((resolve) => {
+            started();
+            ctx.signal.addEventListener('abort', () => {
+              aborted = true;
+              resolve('gave up');
+            });
+          }),
+      },
+    });
+    await worker.start();
+    const id = (await t.call('POST', '/v1/runs', { definition: 'sdk5' })).body.id;
+    await began;
+    await t.call('POST', `/v1/runs/${id}/cancel`, { reason: 'customer changed their mind' });
+    const end = Date.now() + 5000;
+    while (!aborted && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    await worker.stop();
+    expect(aborted).toBe(true);
+    expect(worker.stats.refused).toBe(1);
+  });
+
+  it('stops gracefully: no new polls, in-flight tasks finish and are reported', async () => {
+    await t.call('POST', '/v1/definitions', 'name: sdk6\nnodes:\n  - { id: a, task_type: sdk.drain }\n');
+    let started!: () => void;
+    const began = new Promise<void>((r) => (started = r));
+    const worker = new Worker({
+      url: t.url,
+      handlers: {
+        'sdk.drain': async () => {
+          started();
+          await new Promise((r) => setTimeout(r, 300));
+          return 'drained';
+        },
+      },
+    });
+    await worker.start();
+    const first = (await t.call('POST', '/v1/runs', { definition: 'sdk6' })).body.id;
+    await began;
+    await worker.stop();
+    expect((await t.call('GET', `/v1/runs/${first}`)).body.status).toBe('completed');
+    const second = (await t.call('POST', '/v1/runs', { definition: 'sdk6' })).body.id;
+    await new Promise((r) => setTimeout(r, 300));
+    const run = (await t.call('GET', `/v1/runs/${second}`)).body;
+    expect(run.tasks[0].status).toBe('queued');
+  });
+
+  it('a worker process killed mid-task: the lease expires, another worker retries, the run finishes', async () => {
+    await t.call(
+      'POST',
+      '/v1/definitions',
+      'name: sdk7\nnodes:\n  - { id: a, task_type: sdk.fragile, retry: { max_attempts: 3, delay: 0s } }\n',
+    );
+    const id = (await t.call('POST', '/v1/runs', { definition: 'sdk7' })).body.id;
+    const child = spawn(
+      process.execPath,
+      [fileURLToPath(new URL('./fixtures/hanging-worker.mjs', import.meta.url))],
+      {
+        env: { ...process.env, WEFT_URL: t.url },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (d: Buffer) => {
+        if (d.toString().startsWith('started')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`the worker exited early (${code})`)));
+    });
+    child.kill('SIGKILL');
+    const survivor = new Worker({
+      url: t.url,
+      name: 'survivor',
+      handlers: { 'sdk.fragile': (_i, ctx) => `done on attempt ${ctx.attempt}` },
+    });
+    await survivor.start();
+    const run = await runStatus(id, (s) => s !== 'running');
+    await survivor.stop();
+    expect(run.status).toBe('completed');
+    expect(
+      run.tasks.map((x: { attempt: number; status: string; worker: string }) => [
+        x.attempt,
+        x.status,
+        x.worker,
+      ]),
+    ).toEqual([
+      [1, 'timed_out', 'doomed-worker'],
+      [2, 'completed', 'survivor'],
+    ]);
+    expect(run.tasks[0].error).toMatchObject({ reason: 'lease_expired', retryable: true });
+    expect(run.output).toEqual({ a: 'done on attempt 2' });
+  });
+});
