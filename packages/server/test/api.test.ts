@@ -84,7 +84,7 @@ describe('definitions API', () => {
       body: '{"source": ',
     });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.code).toBe('malformed_body');
+    expect(((await res.json()) as any).error.code).toBe('malformed_body');
     const empty = await t.call('POST', '/v1/definitions', { source: '' });
     expect(empty.status).toBe(400);
     expect(empty.body.error.code).toBe('bad_request');
