@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NewTaskRow, TaskReport } from '@weft/engine';
-import { uuidv7 } from '@weft/engine';
+import { emptyWriteSet, uuidv7 } from '@weft/engine';
 import { connect, PgStore } from '@weft/postgres';
 
 /**
@@ -44,7 +44,7 @@ export async function measureFloor(
     });
     type Held = { runId: string; n: number; id: string; token: string };
     const first = ids.map((runId) => row(runId, 0));
-    await store.transaction((tx) => tx.write({ ...empty(), newTasks: first }));
+    await store.transaction((tx) => tx.write({ ...emptyWriteSet(), newTasks: first }, { commit: true }));
     const queue: Held[] = first.map((r) => ({ runId: r.runId, n: 0, id: r.id, token: r.lease!.token }));
     const started = performance.now();
     let done = 0;
@@ -62,19 +62,22 @@ export async function measureFloor(
         await store.transaction(async (tx) => {
           const verdicts = await tx.finishTasks(reports);
           if (verdicts.some((v) => !v.accepted)) throw new Error('floor: a report was refused');
-          await tx.write({
-            ...empty(),
-            newTasks: next,
-            history: held.map((h) => ({
-              runId: h.runId,
-              seq: h.n + 1,
-              type: 'task.completed',
-              nodeId: `s${h.n}`,
-              iteration: '',
-              attempt: 1,
-              data: null,
-            })),
-          });
+          await tx.write(
+            {
+              ...emptyWriteSet(),
+              newTasks: next,
+              history: held.map((h) => ({
+                runId: h.runId,
+                seq: h.n + 1,
+                type: 'task.completed',
+                nodeId: `s${h.n}`,
+                iteration: '',
+                attempt: 1,
+                data: null,
+              })),
+            },
+            { commit: true },
+          );
         });
         done += held.length;
         queue.push(
@@ -92,18 +95,4 @@ export async function measureFloor(
   } finally {
     await sql.end();
   }
-}
-
-function empty() {
-  return {
-    newTasks: [],
-    taskUpdates: [],
-    cancelOpenWork: [],
-    timers: [],
-    runUpdates: [],
-    history: [],
-    inboxDone: [],
-    inboxAppend: [],
-    queue: [],
-  };
 }

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { connect, freePort, migrate, startEmbedded } from '@weft/postgres';
 import { Command } from 'commander';
 import { measureFloor } from './floor.js';
-import { type Measurement, runWorkload } from './run-workload.js';
+import { type Latency, type Measurement, runWorkload } from './run-workload.js';
 import { median } from './stats.js';
 import { type Workload, w1, w2, w3 } from './workloads.js';
 
@@ -21,6 +21,13 @@ const program = new Command('bench')
     process.env.DATABASE_URL,
   )
   .option('--out <dir>', 'where to write the JSON results', 'bench-results')
+  .option(
+    '--paced-share <x>',
+    'latency phase: start runs at this share of the burst run rate (0 skips it)',
+    Number,
+    0.3,
+  )
+  .option('--few <n>', 'latency phase for W2: keep only this many runs in flight (0 skips it)', Number, 10)
   .option('--no-floor', 'skip measuring the SQL floor');
 
 program.parse();
@@ -34,6 +41,8 @@ const o = program.opts<{
   databaseUrl?: string;
   out: string;
   floor: boolean;
+  pacedShare: number;
+  few: number;
 }>();
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -74,9 +83,13 @@ async function main(): Promise<void> {
             port: await freePort(),
             workers: o.workers,
             concurrency: o.concurrency,
+            pacedShare: o.pacedShare,
+            fewRuns: id === 'W2' ? o.few : 0,
             progress: (line) => log(`${label}: ${line}`),
           });
-          log(`${label}: ${Math.round(m.stepsPerSec)} steps/s, step p50 ${m.stepLatencyP50.toFixed(2)} ms`);
+          log(
+            `${label}: ${Math.round(m.stepsPerSec)} steps/s; step p50 ${m.paced?.stepP50.toFixed(2) ?? '-'} ms paced`,
+          );
           results[id].push(m);
         } finally {
           await admin.end();
@@ -108,26 +121,36 @@ async function main(): Promise<void> {
 }
 
 function summarise(id: string, samples: Measurement[]): Measurement {
-  const pick = (k: keyof Measurement) => median(samples.map((s) => s[k] as number));
+  const pick = (f: (m: Measurement) => number) => median(samples.map(f));
+  const lat = (f: (m: Measurement) => Latency | null): Latency | null => {
+    const have = samples.map(f).filter((l): l is Latency => l !== null);
+    if (have.length === 0) return null;
+    return {
+      stepP50: median(have.map((l) => l.stepP50)),
+      stepP99: median(have.map((l) => l.stepP99)),
+      firstP50: median(have.map((l) => l.firstP50)),
+      firstP99: median(have.map((l) => l.firstP99)),
+      load: have.length > 1 ? `${have[0]!.load} (median of rates)` : have[0]!.load,
+    };
+  };
   return {
     workload: id,
     runs: samples[0]!.runs,
     steps: samples[0]!.steps,
-    wallMs: pick('wallMs'),
-    stepsPerSec: pick('stepsPerSec'),
-    runsPerSec: pick('runsPerSec'),
-    stepLatencyP50: pick('stepLatencyP50'),
-    stepLatencyP99: pick('stepLatencyP99'),
-    firstTaskP50: pick('firstTaskP50'),
-    firstTaskP99: pick('firstTaskP99'),
-    commitsPerStep: pick('commitsPerStep'),
-    walBytesPerStep: pick('walBytesPerStep'),
+    wallMs: pick((s) => s.wallMs),
+    stepsPerSec: pick((s) => s.stepsPerSec),
+    runsPerSec: pick((s) => s.runsPerSec),
+    burst: lat((s) => s.burst)!,
+    paced: lat((s) => s.paced),
+    few: lat((s) => s.few),
+    commitsPerStep: pick((s) => s.commitsPerStep),
+    walBytesPerStep: pick((s) => s.walBytesPerStep),
     serverRssMb: Math.max(...samples.map((s) => s.serverRssMb)),
     workerRssMb: Math.max(...samples.map((s) => s.workerRssMb)),
     cpuPerStep: {
-      server: median(samples.map((s) => s.cpuPerStep.server)),
-      workers: median(samples.map((s) => s.cpuPerStep.workers)),
-      postgres: median(samples.map((s) => s.cpuPerStep.postgres)),
+      server: pick((s) => s.cpuPerStep.server),
+      workers: pick((s) => s.cpuPerStep.workers),
+      postgres: pick((s) => s.cpuPerStep.postgres),
     },
   };
 }
@@ -144,6 +167,7 @@ function table(rows: Measurement[], floor: number | null): string {
     'step p99 ms',
     'first p50 ms',
     'first p99 ms',
+    'latency load',
     'commits/step',
     'WAL B/step',
     'server RSS MB',
@@ -151,34 +175,72 @@ function table(rows: Measurement[], floor: number | null): string {
     'CPU ms/step srv/wrk/pg',
     'vs floor',
   ];
-  const cells = rows.map((r) => [
-    r.workload,
-    String(r.runs),
-    String(r.steps),
-    (r.wallMs / 1000).toFixed(2),
-    Math.round(r.stepsPerSec).toString(),
-    r.runsPerSec.toFixed(1),
-    r.stepLatencyP50.toFixed(2),
-    r.stepLatencyP99.toFixed(2),
-    r.firstTaskP50.toFixed(2),
-    r.firstTaskP99.toFixed(2),
-    r.commitsPerStep.toFixed(2),
-    Math.round(r.walBytesPerStep).toString(),
-    r.serverRssMb.toFixed(0),
-    r.workerRssMb.toFixed(0),
-    `${r.cpuPerStep.server.toFixed(2)}/${r.cpuPerStep.workers.toFixed(2)}/${r.cpuPerStep.postgres.toFixed(2)}`,
-    floor ? `${((r.stepsPerSec / floor) * 100).toFixed(0)}%` : '',
-  ]);
+  const cells: string[][] = [];
+  const f2 = (n: number) => n.toFixed(2);
+  for (const r of rows) {
+    const l = r.paced ?? r.burst;
+    cells.push([
+      r.workload,
+      String(r.runs),
+      String(r.steps),
+      (r.wallMs / 1000).toFixed(2),
+      Math.round(r.stepsPerSec).toString(),
+      r.runsPerSec.toFixed(1),
+      f2(l.stepP50),
+      f2(l.stepP99),
+      f2(l.firstP50),
+      f2(l.firstP99),
+      l.load,
+      f2(r.commitsPerStep),
+      Math.round(r.walBytesPerStep).toString(),
+      r.serverRssMb.toFixed(0),
+      r.workerRssMb.toFixed(0),
+      `${f2(r.cpuPerStep.server)}/${f2(r.cpuPerStep.workers)}/${f2(r.cpuPerStep.postgres)}`,
+      floor ? `${((r.stepsPerSec / floor) * 100).toFixed(0)}%` : '',
+    ]);
+    for (const [label, extra] of [
+      ['few', r.few],
+      ['burst', r.burst],
+    ] as const) {
+      if (!extra || (label === 'burst' && !r.paced)) continue;
+      cells.push([
+        `${r.workload} ${label}`,
+        '',
+        '',
+        '',
+        '',
+        '',
+        f2(extra.stepP50),
+        f2(extra.stepP99),
+        f2(extra.firstP50),
+        f2(extra.firstP99),
+        extra.load,
+        '',
+        '',
+        '',
+        '',
+        '',
+        '',
+      ]);
+    }
+  }
   const width = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => c.map((x, i) => x.padStart(width[i]!)).join('  ');
+  const line = (c: string[]) =>
+    c.map((x, i) => (i === 0 || i === 10 ? x.padEnd(width[i]!) : x.padStart(width[i]!))).join('  ');
   const out = [line(header), ...cells.map(line)];
+  out.push('');
+  out.push(
+    'Throughput, commits, WAL and CPU: every run started at once (burst). Latency: runs arriving at a steady',
+  );
+  out.push(
+    `rate (${Math.round(o.pacedShare * 100)}% of the burst rate); "few": only ${o.few} runs in flight; "burst": latency while all runs queue.`,
+  );
   if (floor)
     out.push(
-      '',
-      `floor: ${Math.round(floor)} steps/s (the SQL of a step alone, batched like Weft); "vs floor" is Weft's throughput as a share of it`,
+      `Floor: ${Math.round(floor)} steps/s, the SQL of a step alone, batched like Weft; "vs floor" is Weft's share of it.`,
     );
   out.push(
-    `medians of ${o.repeat} run(s); ${o.workers} worker processes x ${o.concurrency} concurrent tasks; medians per column`,
+    `Medians of ${o.repeat} run(s); ${o.workers} worker processes x ${o.concurrency} concurrent tasks.`,
   );
   return out.join('\n');
 }

@@ -4,6 +4,16 @@ import { startServer, startWorker, type WorkerProcess } from './processes.js';
 import { cpuMs, peakRss, postgresCpuMs, quantile } from './stats.js';
 import type { Workload } from './workloads.js';
 
+/** Latency figures of one phase: step to step and start to first task, in milliseconds. */
+export interface Latency {
+  readonly stepP50: number;
+  readonly stepP99: number;
+  readonly firstP50: number;
+  readonly firstP99: number;
+  /** How the runs arrived: `burst` (all at once), `N/s` (paced), `N at a time` (closed loop). */
+  readonly load: string;
+}
+
 /** What one measured run of a workload gives. */
 export interface Measurement {
   readonly workload: string;
@@ -12,15 +22,17 @@ export interface Measurement {
   readonly wallMs: number;
   readonly stepsPerSec: number;
   readonly runsPerSec: number;
-  readonly stepLatencyP50: number;
-  readonly stepLatencyP99: number;
-  readonly firstTaskP50: number;
-  readonly firstTaskP99: number;
+  /** Latency while every run was started at once (dominated by queueing: Little's law). */
+  readonly burst: Latency;
+  /** Latency with runs arriving at a steady rate below capacity. */
+  readonly paced: Latency | null;
+  /** Latency with only a few runs in flight (W2 only). */
+  readonly few: Latency | null;
   readonly commitsPerStep: number;
   readonly walBytesPerStep: number;
   readonly serverRssMb: number;
   readonly workerRssMb: number;
-  /** CPU milliseconds per step: server process, worker processes, PostgreSQL. */
+  /** CPU milliseconds per step during the burst: server process, worker processes, PostgreSQL. */
   readonly cpuPerStep: { readonly server: number; readonly workers: number; readonly postgres: number };
 }
 
@@ -31,63 +43,94 @@ export interface RunOptions {
   readonly port: number;
   readonly workers: number;
   readonly concurrency: number;
+  /** Share of the burst's run rate at which the paced phase starts runs (0 skips it). */
+  readonly pacedShare: number;
+  /** Runs kept in flight in the closed-loop phase (0 skips it). */
+  readonly fewRuns: number;
   readonly progress: (line: string) => void;
 }
 
 type Timing = [string, string, number, number];
 
+const now = () => performance.timeOrigin + performance.now();
+
 /**
- * Runs one workload on a fresh server and fresh worker processes: deploys it, warms up, then starts every
- * run and measures until every step has run. Latencies come from the workers' own clocks: a step's
- * latency is from the end of its last predecessor's handler to the start of its own.
+ * Runs one workload on a fresh server and fresh worker processes. Three phases:
+ * 1. burst: every run is started at once (the bulk start endpoint, 100 runs a request); this gives the
+ *    throughput, the commits, WAL and CPU per step;
+ * 2. paced: runs arrive at a steady rate, a share of the burst's rate; this gives latency under load;
+ * 3. few (closed loop): a handful of runs at a time; latency with little else going on.
+ * Latencies come from the workers' own clocks: a step's latency runs from the end of its last
+ * predecessor's handler to the start of its own.
  */
 export async function runWorkload(workload: Workload, o: RunOptions): Promise<Measurement> {
   const server = await startServer(o.databaseUrl, o.port);
   const workers: WorkerProcess[] = [];
   const client = new WeftClient({ url: server.url, connections: 32 });
+  const sink = new TimingSink(workers);
   try {
     for (let i = 0; i < o.workers; i++)
       workers.push(await startWorker(server.url, `bench-${i + 1}`, o.concurrency));
     await client.deploy(workload.yaml);
     const definition = `bench-${workload.id.toLowerCase()}`;
+    let finished = 0;
 
-    // Warm-up: a few runs so that code paths are compiled before measuring.
-    const warm = Math.max(2, Math.round(workload.runs / 20));
-    await startAll(client, definition, warm);
-    await collect(workers, warm * workload.steps, () => {});
+    // Warm-up: enough runs that the hot paths are compiled before measuring.
+    const warm = Math.max(20, Math.round(workload.runs / 5));
+    await sink.await(await startBurst(client, definition, warm), workload.steps);
+    finished += warm;
+    await waitFinished(o.admin, finished);
 
+    // 1. Burst.
     await settleStats();
     const before = await pgStats(o.admin);
     const cpuBefore = await cpuSnapshot(server.child.pid!, workers);
-    const sentAt = await startAll(client, definition, workload.runs);
+    const sentAt = await startBurst(client, definition, workload.runs);
     const total = workload.runs * workload.steps;
-    const timings = await collect(workers, total, (done) => o.progress(`${done}/${total} steps`));
+    const timings = await sink.await(sentAt, workload.steps, (done) =>
+      o.progress(`burst: ${done}/${total} steps`),
+    );
     const cpuAfter = await cpuSnapshot(server.child.pid!, workers);
-    await waitFinished(o.admin, workload.runs + warm);
+    finished += workload.runs;
+    await waitFinished(o.admin, finished);
     await settleStats();
     const after = await pgStats(o.admin);
-
     const started = Math.min(...sentAt.values());
     const ended = Math.max(...timings.map((t) => t[3]));
     const wallMs = ended - started;
-    const ends = new Map<string, number>();
-    const starts = new Map<string, number>();
-    for (const [run, node, start, end] of timings) {
-      ends.set(`${run}/${node}`, end);
-      starts.set(`${run}/${node}`, start);
+    const runsPerSec = workload.runs / (wallMs / 1000);
+
+    // 2. Paced: a steady arrival rate, below what the burst showed the system can take.
+    let paced: Latency | null = null;
+    if (o.pacedShare > 0) {
+      const rate = Math.max(1, runsPerSec * o.pacedShare);
+      const count = Math.min(workload.runs, Math.max(20, Math.round(rate * 3)));
+      o.progress(`paced: ${count} runs at ${rate.toFixed(0)} runs/s`);
+      const sent = await startPaced(client, definition, count, rate);
+      paced = latency(workload, await sink.await(sent, workload.steps), sent, `${rate.toFixed(0)} runs/s`);
+      finished += count;
+      await waitFinished(o.admin, finished);
     }
-    const stepLatency: number[] = [];
-    const firstTask: number[] = [];
-    for (const [run, node, start] of timings) {
-      const preds = workload.predecessors[node] ?? [];
-      if (preds.length === 0) {
-        const sent = sentAt.get(run);
-        if (sent !== undefined) firstTask.push(start - sent);
-        continue;
+
+    // 3. Few: a closed loop of a handful of runs, each replaced by a new one when it ends.
+    let few: Latency | null = null;
+    if (o.fewRuns > 0) {
+      const count = Math.min(workload.runs, o.fewRuns * 5);
+      o.progress(`few: ${count} runs, ${o.fewRuns} at a time`);
+      const sent = new Map<string, number>();
+      const all: Timing[] = [];
+      for (let left = count; left > 0; ) {
+        const wave = Math.min(o.fewRuns, left);
+        const batch = await startBurst(client, definition, wave);
+        for (const [k, v] of batch) sent.set(k, v);
+        all.push(...(await sink.await(batch, workload.steps)));
+        left -= wave;
       }
-      const ready = Math.max(...preds.map((p) => ends.get(`${run}/${p}`) ?? Number.NaN));
-      if (!Number.isNaN(ready)) stepLatency.push(start - ready);
+      few = latency(workload, all, sent, `${o.fewRuns} at a time`);
+      finished += count;
+      await waitFinished(o.admin, finished);
     }
+
     const serverRss = await peakRss(server.child.pid!);
     const workerRss = Math.max(...(await Promise.all(workers.map((w) => peakRss(w.child.pid!)))));
     return {
@@ -96,11 +139,10 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
       steps: timings.length,
       wallMs,
       stepsPerSec: timings.length / (wallMs / 1000),
-      runsPerSec: workload.runs / (wallMs / 1000),
-      stepLatencyP50: quantile(stepLatency, 0.5),
-      stepLatencyP99: quantile(stepLatency, 0.99),
-      firstTaskP50: quantile(firstTask, 0.5),
-      firstTaskP99: quantile(firstTask, 0.99),
+      runsPerSec,
+      burst: latency(workload, timings, sentAt, 'burst'),
+      paced,
+      few,
       commitsPerStep: (after.commits - before.commits) / timings.length,
       walBytesPerStep: (after.walBytes - before.walBytes) / timings.length,
       serverRssMb: serverRss / 2 ** 20,
@@ -118,40 +160,123 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
   }
 }
 
-/** Starts `count` runs, 32 requests in flight, and returns when each start request was sent, by run id. */
-async function startAll(client: WeftClient, definition: string, count: number): Promise<Map<string, number>> {
+/** Step-to-step and start-to-first-task latencies of the given runs' timings. */
+function latency(
+  workload: Workload,
+  timings: readonly Timing[],
+  sentAt: ReadonlyMap<string, number>,
+  load: string,
+): Latency {
+  const ends = new Map<string, number>();
+  for (const [run, node, , end] of timings) ends.set(`${run}/${node}`, end);
+  const step: number[] = [];
+  const first: number[] = [];
+  for (const [run, node, start] of timings) {
+    const preds = workload.predecessors[node] ?? [];
+    if (preds.length === 0) {
+      const sent = sentAt.get(run);
+      if (sent !== undefined) first.push(start - sent);
+      continue;
+    }
+    const ready = Math.max(...preds.map((p) => ends.get(`${run}/${p}`) ?? Number.NaN));
+    if (!Number.isNaN(ready)) step.push(start - ready);
+  }
+  return {
+    stepP50: quantile(step, 0.5),
+    stepP99: quantile(step, 0.99),
+    firstP50: quantile(first, 0.5),
+    firstP99: quantile(first, 0.99),
+    load,
+  };
+}
+
+/** Starts `count` runs through the bulk endpoint, 100 a request, four requests at a time. */
+async function startBurst(
+  client: WeftClient,
+  definition: string,
+  count: number,
+): Promise<Map<string, number>> {
   const sent = new Map<string, number>();
+  const chunks = Array.from({ length: Math.ceil(count / 100) }, (_, i) => Math.min(100, count - i * 100));
   let next = 0;
   const lane = async () => {
-    while (next < count) {
-      next++;
-      const at = performance.timeOrigin + performance.now();
-      const run = await client.startRun(definition, {});
-      sent.set(run.id, at);
+    while (next < chunks.length) {
+      const size = chunks[next++]!;
+      const at = now();
+      const { items } = await client.startRuns(
+        definition,
+        Array.from({ length: size }, () => ({})),
+      );
+      for (const item of items) {
+        if (!('id' in item)) throw new Error(`a start was refused: ${item.error.message}`);
+        sent.set(item.id, at);
+      }
     }
   };
-  await Promise.all(Array.from({ length: 32 }, lane));
+  await Promise.all(Array.from({ length: 4 }, lane));
   return sent;
 }
 
-async function collect(
-  workers: WorkerProcess[],
-  expected: number,
-  progress: (done: number) => void,
-): Promise<Timing[]> {
-  const all: Timing[] = [];
-  const until = Date.now() + 300_000;
-  let lastProgress = 0;
-  while (all.length < expected) {
-    await new Promise((r) => setTimeout(r, 25));
-    for (const w of workers) all.push(...(await w.dump()));
-    if (Date.now() - lastProgress > 500) {
-      progress(all.length);
-      lastProgress = Date.now();
-    }
-    if (Date.now() > until) throw new Error(`only ${all.length} of ${expected} steps ran within 5 minutes`);
+/** Starts `count` runs one by one at `rate` per second. */
+async function startPaced(
+  client: WeftClient,
+  definition: string,
+  count: number,
+  rate: number,
+): Promise<Map<string, number>> {
+  const sent = new Map<string, number>();
+  const began = now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < count; i++) {
+    const due = began + (i * 1000) / rate;
+    const wait = due - now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const at = now();
+    pending.push(
+      client.startRun(definition, {}).then((run) => {
+        sent.set(run.id, at);
+      }),
+    );
   }
-  return all;
+  await Promise.all(pending);
+  return sent;
+}
+
+/** Collects the workers' timings, sorted by run, so each phase can wait for its own runs. */
+class TimingSink {
+  private readonly byRun = new Map<string, Timing[]>();
+
+  constructor(private readonly workers: readonly WorkerProcess[]) {}
+
+  /** Waits until every step of the given runs has run, and returns their timings. */
+  async await(
+    runs: ReadonlyMap<string, number>,
+    steps: number,
+    progress?: (done: number) => void,
+  ): Promise<Timing[]> {
+    const until = Date.now() + 300_000;
+    let lastProgress = 0;
+    for (;;) {
+      for (const w of this.workers) {
+        for (const t of await w.dump()) {
+          const list = this.byRun.get(t[0]);
+          if (list) list.push(t);
+          else this.byRun.set(t[0], [t]);
+        }
+      }
+      let done = 0;
+      for (const id of runs.keys()) done += this.byRun.get(id)?.length ?? 0;
+      if (progress && Date.now() - lastProgress > 500) {
+        progress(done);
+        lastProgress = Date.now();
+      }
+      if (done >= runs.size * steps) break;
+      if (Date.now() > until)
+        throw new Error(`only ${done} of ${runs.size * steps} steps ran within 5 minutes`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return [...runs.keys()].flatMap((id) => this.byRun.get(id) ?? []);
+  }
 }
 
 async function waitFinished(admin: postgres.Sql, runs: number): Promise<void> {
@@ -162,7 +287,7 @@ async function waitFinished(admin: postgres.Sql, runs: number): Promise<void> {
     >`SELECT count(*)::int AS n FROM weft.runs WHERE status = 'completed'`;
     if (row!.n >= runs) return;
     if (Date.now() > until) throw new Error(`only ${row!.n} of ${runs} runs completed`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 20));
   }
 }
 

@@ -82,6 +82,19 @@ export class WeftClient {
     });
   }
 
+  /** Starts many runs of one definition in one request (up to 1,000); each item is a run or an error. */
+  startRuns(
+    definition: string,
+    inputs: Json[],
+    options: { version?: number } = {},
+  ): Promise<{ items: (Run | { error: { code: string; message: string } })[] }> {
+    return this.call('POST', '/v1/runs/batch', {
+      definition,
+      inputs,
+      ...(options.version ? { version: options.version } : {}),
+    });
+  }
+
   getRun(id: string): Promise<RunWithTasks> {
     return this.call('GET', `/v1/runs/${encodeURIComponent(id)}`);
   }

@@ -3,6 +3,7 @@ import type { DefinitionService } from './definitions.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { Evaluator } from './evaluator.js';
 import type { Logger } from './logger.js';
+import type { RunIndex } from './run-index.js';
 import type { Store } from './store.js';
 import type { Wakeups } from './wakeups.js';
 
@@ -15,4 +16,5 @@ export interface EngineContext {
   readonly evaluator: Evaluator;
   readonly wakeups: Wakeups;
   readonly logger: Logger;
+  readonly runs: RunIndex;
 }

@@ -7,6 +7,7 @@ import { type Dispatcher, tableDispatcher } from './dispatcher.js';
 import { Evaluator } from './evaluator.js';
 import { type Logger, silentLogger } from './logger.js';
 import { BackgroundLoop } from './loop.js';
+import { RunIndex } from './run-index.js';
 import { RunService } from './runs.js';
 import type { Store } from './store.js';
 import { TaskService } from './tasks.js';
@@ -46,6 +47,7 @@ export class Engine {
       evaluator: new Evaluator(definitions),
       wakeups: new Wakeups(),
       logger: options.logger ?? silentLogger,
+      runs: new RunIndex(),
     };
     this.definitions = definitions;
     this.runs = new RunService(this.context);

@@ -28,6 +28,25 @@ export interface DecideItem {
   readonly fresh?: boolean;
 }
 
+/** A run to read ahead for: its definition, whether its decide-queue row is claimed, and its events. */
+export interface PrefetchItem {
+  readonly runId: string;
+  readonly definitionId: string;
+  readonly sinksDone?: number;
+  readonly claimed: boolean;
+  readonly events: readonly RunEvent[];
+}
+
+const EMPTY_VIEW: RunView = {
+  id: '',
+  definition: '',
+  version: 0,
+  status: 'running',
+  input: null,
+  vars: {},
+  sinksDone: 0,
+};
+
 /** Reads prepared for a batch of runs, issued by the caller (so they can share a round trip with others). */
 export interface Prefetch {
   readonly inbox: Promise<InboxItem[]>;
@@ -52,17 +71,16 @@ export class Evaluator {
    * caller's own, or hints of them) will touch. The statements are sent now, in this order, on the
    * transaction's connection; the caller must have claimed before calling.
    */
-  async prefetch(
-    tx: StoreTx,
-    items: readonly { run: LockedRun; claimed: boolean; events: readonly RunEvent[] }[],
-  ): Promise<Prefetch> {
+  async prefetch(tx: StoreTx, items: readonly PrefetchItem[]): Promise<Prefetch> {
     const keys: StateKey[] = [];
     for (const item of items) {
-      const workflow = await this.definitions.workflow(item.run.definitionId);
+      const workflow = await this.definitions.workflow(item.definitionId);
+      // Without the run row (not locked yet), plan as if the run were near its end: a few more rows.
+      const near = { ...EMPTY_VIEW, id: item.runId, sinksDone: item.sinksDone ?? Number.MAX_SAFE_INTEGER };
       for (const e of item.events)
-        for (const k of planLoad(workflow, view(item.run), e)) keys.push({ runId: item.run.id, ...k });
+        for (const k of planLoad(workflow, near, e)) keys.push({ runId: item.runId, ...k });
     }
-    const claimed = items.filter((i) => i.claimed).map((i) => i.run.id);
+    const claimed = items.filter((i) => i.claimed).map((i) => i.runId);
     const unique = dedupe(keys);
     return {
       inbox: tx.readInbox(claimed),
@@ -87,7 +105,13 @@ export class Evaluator {
       prefetched ??
       (await this.prefetch(
         tx,
-        items.map((i) => ({ run: i.run, claimed: i.claimed, events: i.fresh ? [] : i.own })),
+        items.map((i) => ({
+          runId: i.run.id,
+          definitionId: i.run.definitionId,
+          sinksDone: i.run.sinksDone,
+          claimed: i.claimed,
+          events: i.fresh ? [] : i.own,
+        })),
       ));
     const [inbox, loaded] = await Promise.all([reads.inbox, reads.tasks]);
     const inboxByRun = group(inbox, (i) => i.runId);

@@ -14,6 +14,7 @@ export * from './loop.js';
 export * from './pass.js';
 export * from './pollers.js';
 export * from './records.js';
+export * from './run-index.js';
 export * from './runs.js';
 export * from './store.js';
 export * from './tasks.js';

@@ -57,12 +57,6 @@ export class Pass {
     private readonly pollers: { readonly pollers: Pollers; readonly leaseMs: number } | null = null,
   ) {}
 
-  /** Appends events to a run's inbox and asks for a decision (for runs this transaction could not lock). */
-  deferEvents(runId: string, events: readonly RunEvent[]): void {
-    for (const event of events) this.writes.inboxAppend.push({ runId, event });
-    if (events.length > 0) this.requested.add(runId);
-  }
-
   /** Turns one run's actions into writes. `ids` maps loaded node instances to their task row ids. */
   addActions(run: LockedRun, actions: readonly Action[], loadedIds: ReadonlyMap<string, string>): void {
     let seq = this.seqs.get(run.id) ?? run.lastSeq;
@@ -183,29 +177,26 @@ export class Pass {
   }
 
   /**
-   * Writes the pass inside its transaction: dispatch, all writes pipelined, then a follow-up decision for
-   * any run whose task insert was absorbed (seed 001: one extra pass sees the true state).
+   * Writes the pass and commits, in one round trip: dispatch, every write pipelined, the commit after
+   * them. A run whose task insert was absorbed is asked for another decision by the insert itself (seed
+   * 001: one extra pass sees the true state); its task is taken out of what the workers get.
    */
   async finish(tx: StoreTx): Promise<void> {
     this.writes.runUpdates.push(...this.runUpdates.values());
+    this.writes.decisionRequests.push(...this.requested);
     this.dispatcher.enqueue(this.writes, this.toDispatch);
-    const { absorbed } = await tx.write(this.writes);
-    if (absorbed.length > 0) {
-      const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
-      for (let i = this.leased.length - 1; i >= 0; i--) {
-        const t = this.leased[i]!;
-        if (gone.has(`${t.runId}/${taskKey(t.nodeId, t.iteration)}/${t.attempt}`)) this.leased.splice(i, 1);
-      }
-      for (const r of this.reservations) {
-        const t = r.filled;
-        if (t && gone.has(`${t.runId}/${taskKey(t.nodeId, t.iteration)}/${t.attempt}`)) r.clear();
-      }
-      for (const a of absorbed) this.requested.add(a.runId);
+    const { absorbed } = await tx.write(this.writes, { commit: true });
+    if (absorbed.length === 0) return;
+    const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
+    for (let i = this.leased.length - 1; i >= 0; i--) {
+      const t = this.leased[i]!;
+      if (gone.has(`${t.runId}/${taskKey(t.nodeId, t.iteration)}/${t.attempt}`)) this.leased.splice(i, 1);
     }
-    const deferred = [...this.requested];
-    if (deferred.length > 0) {
-      await tx.requestDecisions(deferred, absorbed.length > 0 ? 'absorbed duplicate' : 'deferred event');
+    for (const r of this.reservations) {
+      const t = r.filled;
+      if (t && gone.has(`${t.runId}/${taskKey(t.nodeId, t.iteration)}/${t.attempt}`)) r.clear();
     }
+    for (const a of absorbed) this.requested.add(a.runId);
   }
 
   /** Once the transaction has committed: answers polls that were handed tasks, wakes the others. */

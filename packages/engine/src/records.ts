@@ -224,6 +224,8 @@ export interface WriteSet {
   readonly inboxDone: { readonly runId: string; readonly id: string }[];
   readonly inboxAppend: { readonly runId: string; readonly event: RunEvent }[];
   readonly queue: QueueRow[];
+  /** Runs that need another decision after this transaction (written with the rest). */
+  readonly decisionRequests: string[];
 }
 
 /** An empty write set. */
@@ -238,5 +240,6 @@ export function emptyWriteSet(): WriteSet {
     inboxDone: [],
     inboxAppend: [],
     queue: [],
+    decisionRequests: [],
   };
 }

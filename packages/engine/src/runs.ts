@@ -80,6 +80,7 @@ export class RunService {
     if (accepted.length > 0) {
       const { result: runs, pass } = await inPass(this.ctx, null, async (tx, pass) => {
         const locked = await tx.insertRuns(accepted.map((a) => a.run));
+        for (const run of locked) this.ctx.runs.remember(run.id, run.definitionId);
         await this.ctx.evaluator.decideRuns(
           tx,
           locked.map((run) => ({ run, claimed: false, fresh: true, own: [{ kind: 'run_started' }] })),

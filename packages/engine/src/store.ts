@@ -170,8 +170,13 @@ export interface StoreTx {
   /** Deletes due timers (skipping rows others hold) and returns them. */
   takeTimers(ids: readonly { id: string; runId: string }[]): Promise<{ runId: string; event: RunEvent }[]>;
 
-  /** Writes everything a pass decided. Returns the node instances whose insert was absorbed. */
+  /**
+   * Writes everything a pass decided; with `commit`, commits in the same round trip and ends the
+   * transaction. Returns the node instances whose insert was absorbed (their runs have already been
+   * asked for another decision, in the same statement).
+   */
   write(
     writes: WriteSet,
+    options?: { readonly commit?: boolean },
   ): Promise<{ absorbed: { runId: string; nodeId: string; iteration: string; attempt: number }[] }>;
 }

@@ -151,19 +151,31 @@ export class TaskService {
         await pass.finish(tx);
         return verdicts;
       }
-      const locked = await tx.lockRuns(runIds, 'wait');
-      // One round trip, in this order on the connection: claim the decide-queue rows, apply the reports,
-      // then read the inboxes and the node instances the workers' hints point at.
+      // One round trip, in this order on the connection: lock the runs, claim their decide-queue rows,
+      // apply the reports, then read the inboxes and the node instances the workers' hints point at.
+      // Each statement starts after the one before it has finished, so the claim happens with the locks
+      // held and the reads after the claim (seed 001, invariants 1-3). Reading ahead needs each run's
+      // definition: runs this server has seen are known; for others the reads wait for the lock.
+      const locking = tx.lockRuns(runIds, 'wait');
       const claiming = tx.claimDecisions(runIds);
       const finishing = tx.finishTasks(request.reports);
-      const prefetch = await this.ctx.evaluator.prefetch(
-        tx,
-        locked.map((run) => ({
-          run,
-          claimed: true,
-          events: hintEvents(request.reports.filter((r) => r.runId === run.id)),
-        })),
-      );
+      const known = runIds.every((id) => this.ctx.runs.definitionOf(id) !== undefined);
+      const ahead = (runs: readonly { id: string; definitionId: string }[]) =>
+        this.ctx.evaluator.prefetch(
+          tx,
+          runs.map((run) => ({
+            runId: run.id,
+            definitionId: run.definitionId,
+            claimed: true,
+            events: hintEvents(request.reports.filter((r) => r.runId === run.id)),
+          })),
+        );
+      const early = known
+        ? await ahead(runIds.map((id) => ({ id, definitionId: this.ctx.runs.definitionOf(id)! })))
+        : null;
+      const locked = await locking;
+      for (const run of locked) this.ctx.runs.remember(run.id, run.definitionId);
+      const prefetch = early ?? (await ahead(locked));
       const [claimed, verdicts] = await Promise.all([claiming, finishing]);
       await fault('report.after-finish');
       const events = eventsByRun(request, verdicts);

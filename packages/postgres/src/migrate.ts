@@ -38,14 +38,14 @@ export async function migrate(sql: Sql, onApplied?: (m: Migration) => void): Pro
   const applied: Migration[] = [];
   for (const migration of migrations) {
     const ran = await sql.begin(async (tx) => {
-      await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}::bigint)`;
-      await tx`CREATE SCHEMA IF NOT EXISTS weft`;
+      await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}::bigint)`.execute();
+      await tx`CREATE SCHEMA IF NOT EXISTS weft`.execute();
       await tx`CREATE TABLE IF NOT EXISTS weft.migrations (
-        id int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
-      const done = await tx`SELECT 1 FROM weft.migrations WHERE id = ${migration.id}::int`;
+        id int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`.execute();
+      const done = await tx`SELECT 1 FROM weft.migrations WHERE id = ${migration.id}::int`.execute();
       if (done.length > 0) return false;
       await tx.unsafe(migration.sql);
-      await tx`INSERT INTO weft.migrations (id, name) VALUES (${migration.id}::int, ${migration.name})`;
+      await tx`INSERT INTO weft.migrations (id, name) VALUES (${migration.id}::int, ${migration.name})`.execute();
       return true;
     });
     if (ran) {
@@ -59,8 +59,10 @@ export async function migrate(sql: Sql, onApplied?: (m: Migration) => void): Pro
 /** The highest migration id the database has, or 0 for a fresh database. */
 export async function schemaVersion(sql: Sql): Promise<number> {
   // Two statements: a query naming weft.migrations fails to plan where the table does not exist yet.
-  const [exists] = await sql<{ t: string | null }[]>`SELECT to_regclass('weft.migrations')::text AS t`;
+  const [exists] = await sql<
+    { t: string | null }[]
+  >`SELECT to_regclass('weft.migrations')::text AS t`.execute();
   if (!exists?.t) return 0;
-  const [row] = await sql<{ v: number }[]>`SELECT coalesce(max(id), 0) AS v FROM weft.migrations`;
+  const [row] = await sql<{ v: number }[]>`SELECT coalesce(max(id), 0) AS v FROM weft.migrations`.execute();
   return row?.v ?? 0;
 }

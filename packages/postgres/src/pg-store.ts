@@ -42,15 +42,36 @@ export class PgStore implements Store {
   /**
    * Runs `fn` in a READ COMMITTED transaction: each statement sees what committed before it started,
    * which the claim-before-read rule relies on. A deadlock or serialisation failure is retried.
+   *
+   * BEGIN is pipelined with the transaction's first statements, and `write(..., { commit: true })`
+   * pipelines COMMIT with the last writes, so a transaction costs no round trip for either. If any
+   * pipelined statement fails, PostgreSQL aborts the transaction and turns the COMMIT into a rollback;
+   * the statement's error is what the caller sees.
    */
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      const conn = await this.sql.reserve();
+      const tx = new PgStoreTx(conn);
       try {
-        return (await this.sql.begin((tx) => fn(new PgStoreTx(tx)))) as T;
+        const begin = conn`BEGIN`.execute();
+        begin.catch(() => {});
+        const result = await fn(tx);
+        await begin;
+        if (!tx.ended) {
+          tx.ended = true;
+          await conn`COMMIT`;
+        }
+        return result;
       } catch (e) {
+        if (!tx.ended) {
+          tx.ended = true;
+          await conn`ROLLBACK`.catch(() => {});
+        }
         const code = (e as { code?: string }).code;
         if (!code || !RETRYABLE.has(code) || attempt >= 5) throw e;
         this.retries[code] = (this.retries[code] ?? 0) + 1;
+      } finally {
+        conn.release();
       }
     }
   }
@@ -72,14 +93,14 @@ export class PgStore implements Store {
   expiredLeases = (limit: number) => expiredLeases(this.sql, limit);
 
   async now(): Promise<Date> {
-    const [row] = await this.sql<{ now: Date }[]>`SELECT now() AS now`;
+    const [row] = await this.sql<{ now: Date }[]>`SELECT now() AS now`.execute();
     return row!.now;
   }
 
   async notify(wakeups: readonly Wakeup[]): Promise<void> {
     if (wakeups.length === 0) return;
     const payloads = wakeups.map((wakeup) => JSON.stringify({ origin: this.origin, wakeup }));
-    await this.sql`SELECT pg_notify(${CHANNEL}, p) FROM unnest(${payloads}::text[]) AS p`;
+    await this.sql`SELECT pg_notify(${CHANNEL}, p) FROM unnest(${payloads}::text[]) AS p`.execute();
   }
 
   async listen(onWakeup: (wakeup: Wakeup) => void): Promise<() => Promise<void>> {
@@ -101,6 +122,9 @@ export class PgStore implements Store {
 
 /** Store operations bound to one transaction. */
 class PgStoreTx implements StoreTx {
+  /** Set once COMMIT or ROLLBACK has been sent. */
+  ended = false;
+
   constructor(private readonly tx: Db) {}
 
   deployDefinition(namespace: string, name: string, hash: string, source: string, definition: Definition) {
@@ -167,7 +191,13 @@ class PgStoreTx implements StoreTx {
   takeTimers(ids: readonly { id: string; runId: string }[]) {
     return takeTimers(this.tx, ids);
   }
-  write(writes: WriteSet) {
-    return applyWriteSet(this.tx, writes);
+  async write(writes: WriteSet, options: { commit?: boolean } = {}) {
+    if (this.ended) throw new Error('this transaction has already ended');
+    const applying = applyWriteSet(this.tx, writes);
+    if (!options.commit) return applying;
+    this.ended = true;
+    const committing = this.tx`COMMIT`.execute();
+    const [result] = await Promise.all([applying, committing]);
+    return result;
   }
 }

@@ -10,7 +10,7 @@ import type { Db } from '../db.js';
 export async function claimDecisions(sql: Db, runIds: readonly string[]): Promise<string[]> {
   if (runIds.length === 0) return [];
   const rows = await sql<{ runId: string }[]>`
-    DELETE FROM weft.decide_queue d USING unnest(${[...runIds]}::uuid[]) AS k(id) WHERE d.run_id = k.id RETURNING d.run_id`;
+    DELETE FROM weft.decide_queue d USING unnest(${[...runIds]}::uuid[]) AS k(id) WHERE d.run_id = k.id RETURNING d.run_id`.execute();
   return rows.map((r) => r.runId);
 }
 
@@ -36,7 +36,7 @@ export async function requestDecisions(
     ON CONFLICT (run_id) DO UPDATE
        SET reason = EXCLUDED.reason,
            requested_at = now(),
-           not_before = CASE WHEN d.failures > 0 THEN d.not_before ELSE least(d.not_before, EXCLUDED.not_before) END`;
+           not_before = CASE WHEN d.failures > 0 THEN d.not_before ELSE least(d.not_before, EXCLUDED.not_before) END`.execute();
 }
 
 /** Puts a failed decision back with a backoff and the error that stopped it, visible to operators. */
@@ -45,12 +45,12 @@ export async function deferDecision(sql: Db, runId: string, error: string, delay
     INSERT INTO weft.decide_queue AS d (run_id, reason, not_before, failures, last_error)
     VALUES (${runId}::uuid, 'retry after error', now() + ${delayMs}::int * interval '1 millisecond', 1, ${error})
     ON CONFLICT (run_id) DO UPDATE
-       SET not_before = EXCLUDED.not_before, failures = d.failures + 1, last_error = EXCLUDED.last_error`;
+       SET not_before = EXCLUDED.not_before, failures = d.failures + 1, last_error = EXCLUDED.last_error`.execute();
 }
 
 /** Runs with a due decision, oldest first. Advisory: concurrent callers may get the same ids. */
 export async function dueDecisions(sql: Db, limit: number): Promise<string[]> {
   const rows = await sql<{ runId: string }[]>`
-    SELECT run_id FROM weft.decide_queue WHERE not_before <= now() ORDER BY not_before LIMIT ${limit}::int`;
+    SELECT run_id FROM weft.decide_queue WHERE not_before <= now() ORDER BY not_before LIMIT ${limit}::int`.execute();
   return rows.map((r) => r.runId);
 }

@@ -28,16 +28,16 @@ export async function deployDefinition(
   source: string,
   definition: Definition,
 ): Promise<{ record: DefinitionRecord; created: boolean }> {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`weft.definition:${namespace}:${name}`}::text, 0))`;
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`weft.definition:${namespace}:${name}`}::text, 0))`.execute();
   const [existing] = await sql<DefinitionRow[]>`
     SELECT id::text, namespace, name, version, hash, source, definition, created_at
-      FROM weft.definitions WHERE namespace = ${namespace} AND name = ${name} AND hash = ${hash}`;
+      FROM weft.definitions WHERE namespace = ${namespace} AND name = ${name} AND hash = ${hash}`.execute();
   if (existing) return { record: toRecord(existing), created: false };
   const [row] = await sql<DefinitionRow[]>`
     INSERT INTO weft.definitions (namespace, name, version, hash, source, definition)
     SELECT ${namespace}, ${name}, coalesce(max(version), 0) + 1, ${hash}, ${source}, ${JSON.stringify(definition)}::text::jsonb
       FROM weft.definitions WHERE namespace = ${namespace} AND name = ${name}
-    RETURNING id::text, namespace, name, version, hash, source, definition, created_at`;
+    RETURNING id::text, namespace, name, version, hash, source, definition, created_at`.execute();
   return { record: toRecord(row!), created: true };
 }
 
@@ -45,7 +45,7 @@ export async function deployDefinition(
 export async function getDefinitionById(sql: Db, id: string): Promise<DefinitionRecord | null> {
   const [row] = await sql<DefinitionRow[]>`
     SELECT id::text, namespace, name, version, hash, source, definition, created_at
-      FROM weft.definitions WHERE id = ${id}::bigint`;
+      FROM weft.definitions WHERE id = ${id}::bigint`.execute();
   return row ? toRecord(row) : null;
 }
 
@@ -61,10 +61,10 @@ export async function getDefinition(
       ? await sql<DefinitionRow[]>`
           SELECT id::text, namespace, name, version, hash, source, definition, created_at
             FROM weft.definitions WHERE namespace = ${namespace} AND name = ${name}
-           ORDER BY version DESC LIMIT 1`
+           ORDER BY version DESC LIMIT 1`.execute()
       : await sql<DefinitionRow[]>`
           SELECT id::text, namespace, name, version, hash, source, definition, created_at
-            FROM weft.definitions WHERE namespace = ${namespace} AND name = ${name} AND version = ${version}::int`;
+            FROM weft.definitions WHERE namespace = ${namespace} AND name = ${name} AND version = ${version}::int`.execute();
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
@@ -76,7 +76,7 @@ export async function listDefinitions(
   return sql<{ name: string; latestVersion: number; versions: number; updatedAt: Date }[]>`
     SELECT name, max(version) AS latest_version, count(*)::int AS versions, max(created_at) AS updated_at
       FROM weft.definitions WHERE namespace = ${namespace}
-     GROUP BY name ORDER BY name`;
+     GROUP BY name ORDER BY name`.execute();
 }
 
 /** Every version of one definition, newest first. */
@@ -87,6 +87,6 @@ export async function listDefinitionVersions(
 ): Promise<DefinitionRecord[]> {
   const rows = await sql<DefinitionRow[]>`
     SELECT id::text, namespace, name, version, hash, source, definition, created_at
-      FROM weft.definitions WHERE namespace = ${namespace} AND name = ${name} ORDER BY version DESC`;
+      FROM weft.definitions WHERE namespace = ${namespace} AND name = ${name} ORDER BY version DESC`.execute();
   return rows.map(toRecord);
 }

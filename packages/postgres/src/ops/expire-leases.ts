@@ -5,7 +5,7 @@ import type { Db } from '../db.js';
 export async function expiredLeases(sql: Db, limit: number): Promise<{ taskId: string; runId: string }[]> {
   return sql<{ taskId: string; runId: string }[]>`
     SELECT id AS task_id, run_id FROM weft.tasks
-     WHERE status = 'running' AND lease_expires_at <= now() ORDER BY lease_expires_at LIMIT ${limit}::int`;
+     WHERE status = 'running' AND lease_expires_at <= now() ORDER BY lease_expires_at LIMIT ${limit}::int`.execute();
 }
 
 /**
@@ -37,5 +37,5 @@ export async function expireLeases(
       FROM doomed d
      WHERE t.run_id = d.run_id AND t.id = d.id
     RETURNING t.run_id, t.id AS task_id, t.node_id, t.iteration, t.attempt, t.worker,
-              coalesce(t.deadline_at <= now(), false) AS timed_out`;
+              coalesce(t.deadline_at <= now(), false) AS timed_out`.execute();
 }

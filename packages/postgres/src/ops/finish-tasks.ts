@@ -20,7 +20,7 @@ export async function finishTasks(sql: Db, reports: readonly TaskReport[]): Prom
            AS r(run_id, id, attempt, token, status, output, error)
      WHERE t.run_id = r.run_id AND t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
        AND t.status = 'running' AND (t.deadline_at IS NULL OR t.deadline_at > now())
-    RETURNING t.id, t.node_id, t.iteration, t.attempt`;
+    RETURNING t.id, t.node_id, t.iteration, t.attempt`.execute();
   const byId = new Map(accepted.map((a) => [a.id, a]));
   const refused = reports.filter((r) => !byId.has(r.taskId));
   const why = refused.length > 0 ? await explainRefusals(sql, refused) : new Map<string, ReportVerdict>();
@@ -61,7 +61,7 @@ export async function explainRefusals(
              WHERE l.run_id = t.run_id AND l.node_id = t.node_id AND l.iteration = t.iteration) AS latest
       FROM weft.tasks t
       JOIN unnest(${reports.map((r) => r.runId)}::uuid[], ${reports.map((r) => r.taskId)}::uuid[]) AS k(run_id, id)
-        ON t.run_id = k.run_id AND t.id = k.id`;
+        ON t.run_id = k.run_id AND t.id = k.id`.execute();
   const now = new Map(rows.map((r) => [r.id, r]));
   const out = new Map<string, ReportVerdict>();
   for (const report of reports) {

@@ -11,7 +11,7 @@ export async function appendHistory(sql: Db, rows: readonly HistoryRow[]): Promi
       FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.seq)}::int[], ${rows.map((r) => r.type)}::text[],
                   ${rows.map((r) => r.nodeId)}::text[], ${rows.map((r) => r.iteration)}::text[], ${rows.map((r) => r.attempt)}::int[],
                   ${rows.map((r) => jsonText(r.data) ?? 'null')}::text[])
-        AS h(run_id, seq, type, node_id, iteration, attempt, data)`;
+        AS h(run_id, seq, type, node_id, iteration, attempt, data)`.execute();
 }
 
 /** A page of a run's history after sequence number `afterSeq`. */
@@ -23,5 +23,5 @@ export async function readHistory(
 ): Promise<HistoryRecord[]> {
   return sql<HistoryRecord[]>`
     SELECT run_id, seq, type, node_id, iteration, attempt, data, at FROM weft.history
-     WHERE run_id = ${runId}::uuid AND seq > ${afterSeq}::int ORDER BY seq LIMIT ${limit}::int`;
+     WHERE run_id = ${runId}::uuid AND seq > ${afterSeq}::int ORDER BY seq LIMIT ${limit}::int`.execute();
 }

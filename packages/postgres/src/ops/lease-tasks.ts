@@ -65,7 +65,7 @@ export async function leaseTasks(
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
               'definition_name', r.definition_name))
-             FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`;
+             FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
   return { tasks: row!.tasks.map(fromJson), taken: row!.taken };
 }
 
@@ -98,7 +98,7 @@ export async function leaseTasksById(
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
               'definition_name', r.definition_name))
-             FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`;
+             FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
   return row!.tasks.map(fromJson);
 }
 
@@ -118,6 +118,6 @@ export async function renewLeases(
       FROM unnest(${tasks.map((t) => t.runId)}::uuid[], ${tasks.map((t) => t.taskId)}::uuid[],
                   ${tasks.map((t) => t.attempt)}::int[], ${tasks.map((t) => t.leaseToken)}::uuid[]) AS k(run_id, id, attempt, token)
      WHERE t.run_id = k.run_id AND t.id = k.id AND t.attempt = k.attempt AND t.lease_token = k.token AND t.status = 'running'
-    RETURNING t.id`;
+    RETURNING t.id`.execute();
   return rows.map((r) => r.id);
 }

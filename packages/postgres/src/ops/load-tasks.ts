@@ -15,6 +15,6 @@ export async function loadTasks(sql: Db, keys: readonly StateKey[]): Promise<Loa
      CROSS JOIN LATERAL (
            SELECT t.id, t.attempt, t.status, t.input, t.output, t.error, t.arrivals FROM weft.tasks t
             WHERE t.run_id = k.run_id AND t.node_id = k.node_id AND t.iteration = k.iteration
-            ORDER BY t.attempt DESC LIMIT 1) t`;
+            ORDER BY t.attempt DESC LIMIT 1) t`.execute();
   return rows.map((r) => ({ ...r, arrivals: r.arrivals ?? [] }));
 }

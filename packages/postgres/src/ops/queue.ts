@@ -9,5 +9,5 @@ export async function enqueueTasks(sql: Db, rows: readonly QueueRow[]): Promise<
     SELECT task_id, run_id, namespace, task_type, priority, now() + delay_ms * interval '1 millisecond'
       FROM unnest(${rows.map((r) => r.taskId)}::uuid[], ${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.namespace)}::text[],
                   ${rows.map((r) => r.taskType)}::text[], ${rows.map((r) => r.priority)}::int[], ${rows.map((r) => r.delayMs)}::int[])
-        AS q(task_id, run_id, namespace, task_type, priority, delay_ms)`;
+        AS q(task_id, run_id, namespace, task_type, priority, delay_ms)`.execute();
 }

@@ -16,7 +16,7 @@ export async function insertRuns(sql: Db, runs: readonly NewRun[]): Promise<Lock
                   ${runs.map((r) => r.definitionName)}::text[], ${runs.map((r) => r.definitionVersion)}::int[],
                   ${runs.map((r) => jsonText(r.input) ?? 'null')}::text[])
         AS n(id, namespace, definition_id, definition_name, definition_version, input)
-    RETURNING ${sql.unsafe(RUN_COLUMNS)}, 0 AS last_seq, now() AS now`;
+    RETURNING ${sql.unsafe(RUN_COLUMNS)}, 0 AS last_seq, now() AS now`.execute();
 }
 
 /**
@@ -31,7 +31,7 @@ export async function insertRuns(sql: Db, runs: readonly NewRun[]): Promise<Lock
 export async function lockRuns(sql: Db, ids: readonly string[], mode: 'wait' | 'skip'): Promise<LockedRun[]> {
   if (ids.length === 0) return [];
   const sorted = [...new Set(ids)].sort();
-  const locking =
+  const locking = (
     mode === 'skip'
       ? sql<(Omit<LockedRun, 'lastSeq'> & { lastSeq?: number })[]>`
           SELECT ${sql.unsafe(RUN_COLUMNS)}, now() AS now
@@ -40,10 +40,11 @@ export async function lockRuns(sql: Db, ids: readonly string[], mode: 'wait' | '
       : sql<(Omit<LockedRun, 'lastSeq'> & { lastSeq?: number })[]>`
           SELECT ${sql.unsafe(RUN_COLUMNS)}, now() AS now
             FROM unnest(${sorted}::uuid[]) AS k(id) JOIN weft.runs r ON r.id = k.id
-           ORDER BY r.id FOR UPDATE OF r`;
+           ORDER BY r.id FOR UPDATE OF r`
+  ).execute();
   const seqs = sql<{ runId: string; lastSeq: number }[]>`
     SELECT id AS run_id, coalesce((SELECT max(h.seq) FROM weft.history h WHERE h.run_id = k.id), 0) AS last_seq
-      FROM unnest(${sorted}::uuid[]) AS k(id)`;
+      FROM unnest(${sorted}::uuid[]) AS k(id)`.execute();
   const [rows, last] = await Promise.all([locking, seqs]);
   const byRun = new Map(last.map((r) => [r.runId, r.lastSeq]));
   return rows.map((r) => ({ ...r, lastSeq: byRun.get(r.id) ?? 0 }));
@@ -64,14 +65,14 @@ export async function updateRuns(sql: Db, rows: readonly RunUpdateRow[]): Promis
                 ${bools(rows.map((r) => r.error !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.error))}::text[],
                 ${rows.map((r) => r.sinksDelta ?? 0)}::int[], ${bools(rows.map((r) => r.finished ?? false))}::text[]::bool[])
          AS u(run_id, status, set_output, output, set_error, error, sinks_delta, finished)
-    WHERE r.id = u.run_id`;
+    WHERE r.id = u.run_id`.execute();
 }
 
 /** One run, or null. */
 export async function getRun(sql: Db, id: string): Promise<RunRecord | null> {
   const [row] = await sql<
     RunRecord[]
-  >`SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r WHERE r.id = ${id}::uuid`;
+  >`SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r WHERE r.id = ${id}::uuid`.execute();
   return row ?? null;
 }
 
@@ -86,7 +87,7 @@ export async function listRuns(sql: Db, filter: RunFilter): Promise<Page<RunReco
      WHERE r.namespace = ${filter.namespace} AND r.id < ${before}::uuid
        AND (${filter.status ?? null}::text IS NULL OR r.status = ${filter.status ?? null}::text)
        AND (${filter.definition ?? null}::text IS NULL OR r.definition_name = ${filter.definition ?? null}::text)
-     ORDER BY r.id DESC LIMIT ${limit}::int`;
+     ORDER BY r.id DESC LIMIT ${limit}::int`.execute();
   const items = rows.slice(0, filter.limit);
   return { items, next: rows.length > filter.limit ? items[items.length - 1]!.id : null };
 }
@@ -95,8 +96,8 @@ export async function listRuns(sql: Db, filter: RunFilter): Promise<Page<RunReco
 export async function countRuns(sql: Db, namespace: string, ids?: readonly string[]): Promise<RunCounts> {
   const rows = ids
     ? await sql<{ status: string; n: number }[]>`
-        SELECT status, count(*)::int AS n FROM weft.runs WHERE id = ANY(${[...ids]}::uuid[]) GROUP BY status`
+        SELECT status, count(*)::int AS n FROM weft.runs WHERE id = ANY(${[...ids]}::uuid[]) GROUP BY status`.execute()
     : await sql<{ status: string; n: number }[]>`
-        SELECT status, count(*)::int AS n FROM weft.runs WHERE namespace = ${namespace} GROUP BY status`;
+        SELECT status, count(*)::int AS n FROM weft.runs WHERE namespace = ${namespace} GROUP BY status`.execute();
   return Object.fromEntries(rows.map((r) => [r.status, r.n])) as RunCounts;
 }

@@ -10,13 +10,13 @@ export async function insertTimers(sql: Db, rows: readonly TimerRow[]): Promise<
     SELECT run_id, id, due_at, purpose::jsonb
       FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.id)}::uuid[],
                   ${rows.map((r) => r.dueAt.toISOString())}::text[]::timestamptz[], ${rows.map((r) => JSON.stringify(r.purpose))}::text[])
-        AS t(run_id, id, due_at, purpose)`;
+        AS t(run_id, id, due_at, purpose)`.execute();
 }
 
 /** Timers that are due, oldest first. Advisory: no locks. */
 export async function dueTimers(sql: Db, limit: number): Promise<{ id: string; runId: string }[]> {
   return sql<{ id: string; runId: string }[]>`
-    SELECT id, run_id FROM weft.timers WHERE due_at <= now() ORDER BY due_at LIMIT ${limit}::int`;
+    SELECT id, run_id FROM weft.timers WHERE due_at <= now() ORDER BY due_at LIMIT ${limit}::int`.execute();
 }
 
 /**
@@ -36,6 +36,6 @@ export async function takeTimers(
        WHERE tm.due_at <= now()
        FOR UPDATE OF tm SKIP LOCKED) d
      WHERE t.run_id = d.run_id AND t.id = d.id
-    RETURNING t.run_id, t.purpose`;
+    RETURNING t.run_id, t.purpose`.execute();
   return rows.map((r) => ({ runId: r.runId, event: { kind: 'timer_fired', purpose: r.purpose } }));
 }

@@ -1,5 +1,6 @@
 import type { WriteSet } from '@weft/engine';
 import type { Db } from '../db.js';
+import { requestDecisions } from './decide-queue.js';
 import { appendHistory } from './history.js';
 import { appendInbox, deleteInbox } from './inbox.js';
 import { enqueueTasks } from './queue.js';
@@ -25,6 +26,7 @@ export async function applyWriteSet(
     appendHistory(sql, w.history),
     deleteInbox(sql, w.inboxDone),
     appendInbox(sql, w.inboxAppend),
+    requestDecisions(sql, w.decisionRequests, 'deferred event'),
   ]);
   return {
     absorbed: absorbed.map((r) => ({

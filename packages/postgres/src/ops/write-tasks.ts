@@ -6,23 +6,16 @@ const FINAL = ['completed', 'failed', 'timed_out', 'cancelled', 'skipped'];
 
 /**
  * Inserts new attempts. An attempt whose identity (run, node, iteration, attempt) exists already is
- * absorbed by ON CONFLICT DO NOTHING; the ones that were absorbed are returned so the caller can schedule
- * another evaluation (seed 001: absorbed duplicates). A row with `lease` starts running for that worker.
+ * absorbed by ON CONFLICT DO NOTHING, and in the same statement its run gets a decide-queue request: the
+ * decision that wanted the insert saw stale state, and one more pass sees the true state (seed 001,
+ * absorbed duplicates). The caller holds those runs' locks, so the upsert waits on no one. Returns the
+ * absorbed rows. A row with `lease` starts running for that worker.
  */
 export async function insertTasks(sql: Db, rows: readonly NewTaskRow[]): Promise<NewTaskRow[]> {
   if (rows.length === 0) return [];
-  const inserted = await sql<{ id: string }[]>`
-    INSERT INTO weft.tasks (run_id, id, node_id, iteration, attempt, status, task_type, priority, timeout_ms,
-                            input, output, error, arrivals, worker, lease_token, started_at, deadline_at,
-                            lease_expires_at, finished_at)
-    SELECT r.run_id, r.id, r.node_id, r.iteration, r.attempt, r.status, r.task_type, r.priority, r.timeout_ms,
-           r.input::jsonb, r.output::jsonb, r.error::jsonb, r.arrivals::jsonb, r.worker, r.token,
-           CASE WHEN r.token IS NOT NULL THEN now() END,
-           CASE WHEN r.token IS NOT NULL THEN now() + r.timeout_ms * interval '1 millisecond' END,
-           CASE WHEN r.token IS NOT NULL THEN least(now() + r.lease_ms * interval '1 millisecond',
-                                                    coalesce(now() + r.timeout_ms * interval '1 millisecond', 'infinity')) END,
-           CASE WHEN r.status = ANY(${FINAL}::text[]) THEN now() END
-      FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.nodeId)}::text[],
+  const absorbed = await sql<{ id: string }[]>`
+    WITH input AS (
+      SELECT * FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.nodeId)}::text[],
                   ${rows.map((r) => r.iteration)}::text[], ${rows.map((r) => r.attempt)}::int[], ${rows.map((r) => r.status)}::text[],
                   ${rows.map((r) => r.taskType)}::text[], ${rows.map((r) => r.priority)}::int[], ${rows.map((r) => r.timeoutMs)}::int[],
                   ${rows.map((r) => jsonText(r.input))}::text[], ${rows.map((r) => jsonText(r.output))}::text[],
@@ -32,11 +25,31 @@ export async function insertTasks(sql: Db, rows: readonly NewTaskRow[]): Promise
                   ${rows.map((r) => r.lease?.leaseMs ?? null)}::int[])
         AS r(run_id, id, node_id, iteration, attempt, status, task_type, priority, timeout_ms, input, output, error,
              arrivals, worker, token, lease_ms)
-    ON CONFLICT ON CONSTRAINT tasks_identity DO NOTHING
-    RETURNING id`;
-  if (inserted.length === rows.length) return [];
-  const ok = new Set(inserted.map((r) => r.id));
-  return rows.filter((r) => !ok.has(r.id));
+    ), inserted AS (
+      INSERT INTO weft.tasks (run_id, id, node_id, iteration, attempt, status, task_type, priority, timeout_ms,
+                              input, output, error, arrivals, worker, lease_token, started_at, deadline_at,
+                              lease_expires_at, finished_at)
+      SELECT r.run_id, r.id, r.node_id, r.iteration, r.attempt, r.status, r.task_type, r.priority, r.timeout_ms,
+             r.input::jsonb, r.output::jsonb, r.error::jsonb, r.arrivals::jsonb, r.worker, r.token,
+             CASE WHEN r.token IS NOT NULL THEN now() END,
+             CASE WHEN r.token IS NOT NULL THEN now() + r.timeout_ms * interval '1 millisecond' END,
+             CASE WHEN r.token IS NOT NULL THEN least(now() + r.lease_ms * interval '1 millisecond',
+                                                      coalesce(now() + r.timeout_ms * interval '1 millisecond', 'infinity')) END,
+             CASE WHEN r.status = ANY(${FINAL}::text[]) THEN now() END
+        FROM input r
+      ON CONFLICT ON CONSTRAINT tasks_identity DO NOTHING
+      RETURNING id
+    ), absorbed AS (
+      SELECT i.run_id, i.id FROM input i WHERE NOT EXISTS (SELECT 1 FROM inserted n WHERE n.id = i.id)
+    ), requested AS (
+      INSERT INTO weft.decide_queue AS d (run_id, reason, not_before)
+      SELECT DISTINCT run_id, 'absorbed duplicate', now() FROM absorbed ORDER BY run_id
+      ON CONFLICT (run_id) DO UPDATE SET reason = EXCLUDED.reason, requested_at = now(), not_before = least(d.not_before, EXCLUDED.not_before)
+    )
+    SELECT id FROM absorbed`.execute();
+  if (absorbed.length === 0) return [];
+  const gone = new Set(absorbed.map((r) => r.id));
+  return rows.filter((r) => gone.has(r.id));
 }
 
 /**
@@ -76,7 +89,7 @@ export async function updateTasks(sql: Db, rows: readonly TaskUpdateRow[]): Prom
       AS u(run_id, node_id, iteration, attempt, expect, status, set_input, input, set_output, output, set_error, error,
            arrivals, task_type, priority, timeout_ms, worker, token, lease_ms)
     WHERE t.run_id = u.run_id AND t.node_id = u.node_id AND t.iteration = u.iteration AND t.attempt = u.attempt
-      AND t.status = u.expect`;
+      AND t.status = u.expect`.execute();
 }
 
 /**
@@ -90,12 +103,16 @@ export async function cancelOpenWork(
 ): Promise<void> {
   if (runs.length === 0) return;
   const ids = runs.map((r) => r.runId);
-  await sql`
+  // Both statements are sent before either is awaited: within a write set, everything goes out in one
+  // pipeline ahead of the COMMIT.
+  const tasks = sql`
     UPDATE weft.tasks t SET status = 'cancelled', finished_at = now(),
            error = jsonb_build_object('reason', 'cancelled', 'retryable', false, 'message', c.reason)
       FROM unnest(${ids}::uuid[], ${runs.map((r) => r.reason)}::text[]) AS c(run_id, reason)
-     WHERE t.run_id = c.run_id AND t.status IN ('waiting', 'queued', 'running')`;
-  await sql`DELETE FROM weft.timers t USING unnest(${ids}::uuid[]) AS k(id) WHERE t.run_id = k.id`;
+     WHERE t.run_id = c.run_id AND t.status IN ('waiting', 'queued', 'running')`.execute();
+  const timers =
+    sql`DELETE FROM weft.timers t USING unnest(${ids}::uuid[]) AS k(id) WHERE t.run_id = k.id`.execute();
+  await Promise.all([tasks, timers]);
 }
 
 /** Every attempt of a run, in creation order, for the API. */
@@ -103,6 +120,6 @@ export async function listTasks(sql: Db, runId: string): Promise<TaskRecord[]> {
   const rows = await sql<(TaskRecord & { arrivals: TaskRecord['arrivals'] | null })[]>`
     SELECT id, run_id, node_id, iteration, attempt, status, task_type, priority, timeout_ms, input, output, error,
            arrivals, worker, lease_expires_at, deadline_at, created_at, started_at, finished_at
-      FROM weft.tasks WHERE run_id = ${runId}::uuid ORDER BY created_at, node_id, iteration, attempt`;
+      FROM weft.tasks WHERE run_id = ${runId}::uuid ORDER BY created_at, node_id, iteration, attempt`.execute();
   return rows.map((r) => ({ ...r, arrivals: r.arrivals ?? [] }));
 }

@@ -1,0 +1,23 @@
+/**
+ * Which definition version each recent run belongs to, remembered in this process. A run never changes
+ * version, so the entries never go stale; the oldest are dropped past `capacity`. It lets a report read
+ * ahead for its runs in the same round trip that locks them.
+ */
+export class RunIndex {
+  private readonly definitions = new Map<string, string>();
+
+  constructor(private readonly capacity = 200_000) {}
+
+  /** Remembers a run's definition version id. */
+  remember(runId: string, definitionId: string): void {
+    if (this.definitions.has(runId)) return;
+    this.definitions.set(runId, definitionId);
+    if (this.definitions.size > this.capacity)
+      this.definitions.delete(this.definitions.keys().next().value as string);
+  }
+
+  /** The run's definition version id, if known here. */
+  definitionOf(runId: string): string | undefined {
+    return this.definitions.get(runId);
+  }
+}
