@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { WeftApiError } from '@weft/client';
+import { parseDuration } from '@weft/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { demoCommand } from './commands/demo.js';
 import { migrateCommand, validateCommand } from './commands/local.js';
@@ -30,6 +31,13 @@ function positiveInt(value: string): number {
   return n;
 }
 
+function duration(value: string): number {
+  const parsed = parseDuration(value);
+  if (!parsed.ok) throw new InvalidArgumentError(parsed.error);
+  if (parsed.value < 100) throw new InvalidArgumentError('must be at least 100ms');
+  return parsed.value;
+}
+
 function port(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535)
@@ -55,6 +63,8 @@ program
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--port <port>', 'port to listen on', port, 8080)
   .option('--log-level <level>', 'log level (info, warn, error, silent)', 'info')
+  .option('--lease <duration>', 'how long a lease lasts without a heartbeat', duration, 90_000)
+  .option('--heartbeat <duration>', 'how often workers are told to renew leases', duration, 30_000)
   .action((o) => devCommand(o));
 
 program
@@ -64,6 +74,8 @@ program
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--port <port>', 'port to listen on', port, 8080)
   .option('--log-level <level>', 'log level (info, warn, error, silent)', 'info')
+  .option('--lease <duration>', 'how long a lease lasts without a heartbeat', duration, 90_000)
+  .option('--heartbeat <duration>', 'how often workers are told to renew leases', duration, 30_000)
   .action((o) => serverCommand(o));
 
 program

@@ -10,6 +10,8 @@ export async function serverCommand(o: {
   host: string;
   port: number;
   logLevel: string;
+  lease: number;
+  heartbeat: number;
 }): Promise<void> {
   if (!o.databaseUrl)
     throw new CliError('set DATABASE_URL or pass --database-url (or use `weft dev` for a local PostgreSQL)');
@@ -30,13 +32,23 @@ export async function devCommand(o: {
   host: string;
   port: number;
   logLevel: string;
+  lease: number;
+  heartbeat: number;
 }): Promise<void> {
+  if (o.heartbeat >= o.lease)
+    throw new CliError('--heartbeat must be shorter than --lease, or leases expire between renewals');
   const dataDir = resolve(o.data);
   console.error(color.dim(`starting PostgreSQL (data in ${dataDir}) ...`));
   const db = await startEmbedded({ dataDir });
   let server: Awaited<ReturnType<typeof serve>>;
   try {
-    server = await serve({ databaseUrl: db.url, host: o.host, port: o.port, logLevel: o.logLevel });
+    server = await serve({
+      databaseUrl: db.url,
+      host: o.host,
+      port: o.port,
+      logLevel: o.logLevel,
+      engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat },
+    });
   } catch (e) {
     await db.stop();
     throw e;
