@@ -21,6 +21,7 @@ const program = new Command('bench')
     process.env.DATABASE_URL,
   )
   .option('--out <dir>', 'where to write the JSON results', 'bench-results')
+  .option('--db-name <name>', 'name of the scratch database the benchmark creates and drops', 'weft_bench')
   .option(
     '--paced-share <x>',
     'latency phase: start runs at this share of the burst run rate (0 skips it)',
@@ -40,6 +41,7 @@ const o = program.opts<{
   concurrency: number;
   databaseUrl?: string;
   out: string;
+  dbName: string;
   floor: boolean;
   pacedShare: number;
   few: number;
@@ -72,7 +74,7 @@ async function main(): Promise<void> {
       const workload = all[id]!();
       results[id] = [];
       for (let i = 0; i < o.repeat; i++) {
-        const dbUrl = await freshDatabase(baseUrl, 'weft_bench');
+        const dbUrl = await freshDatabase(baseUrl, o.dbName);
         const admin = connect(dbUrl, { max: 1, applicationName: 'weft-bench' });
         try {
           const label = `${id} (${workload.title}, ${workload.runs} runs) ${i + 1}/${o.repeat}`;
@@ -97,7 +99,7 @@ async function main(): Promise<void> {
       }
     }
     if (o.floor) {
-      const dbUrl = await freshDatabase(baseUrl, 'weft_bench_floor');
+      const dbUrl = await freshDatabase(baseUrl, `${o.dbName}_floor`);
       log('floor: measuring the minimal SQL per step (10-step chain, batched like Weft, no engine logic)');
       const samples: number[] = [];
       for (let i = 0; i < o.repeat; i++)
@@ -115,6 +117,7 @@ async function main(): Promise<void> {
       `${JSON.stringify({ at: new Date().toISOString(), postgres: version, options: o, floorStepsPerSec: floor, medians: rows, samples: results }, null, 2)}\n`,
     );
     log(`results written to ${file}`);
+    console.log(`results: ${file}`);
   } finally {
     await embedded?.stop();
   }

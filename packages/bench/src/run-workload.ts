@@ -76,7 +76,7 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
     let finished = 0;
 
     // Warm-up: enough runs that the hot paths are compiled before measuring.
-    const warm = Math.max(20, Math.round(workload.runs / 5));
+    const warm = Math.min(Math.max(20, Math.round(workload.runs / 5)), workload.runs * 2);
     await sink.await(await startBurst(client, definition, warm), workload.steps);
     finished += warm;
     await waitFinished(o.admin, finished);

@@ -1,0 +1,61 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+// Keeps the benchmark working: every workload at a tiny size, every phase, the floor, the JSON. Nothing
+// here is timed; speed is for `npm run bench` to show.
+describe('npm run bench', () => {
+  it('runs W1, W2 and W3 at a tiny size and writes every figure', async () => {
+    const out = await mkdtemp(join(tmpdir(), 'weft-bench-'));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        MAIN,
+        '--database-url',
+        process.env.WEFT_TEST_ADMIN_URL!,
+        '--db-name',
+        `${process.env.WEFT_TEST_PREFIX}_bench`,
+        '--runs',
+        '4',
+        '--repeat',
+        '1',
+        '--workers',
+        '1',
+        '--concurrency',
+        '16',
+        '--few',
+        '2',
+        '--out',
+        out,
+      ],
+      { timeout: 120_000 },
+    );
+    expect(stdout).toMatch(/workload\s+runs\s+steps\s+wall s\s+steps\/s/);
+    const file = /results: (.+\.json)/.exec(stdout)![1]!;
+    const results = JSON.parse(await readFile(file, 'utf8'));
+    expect(results.medians.map((m: { workload: string }) => m.workload)).toEqual(['W1', 'W2', 'W3']);
+    for (const m of results.medians) {
+      expect(m.steps).toBe({ W1: 4 * 6, W2: 4 * 10, W3: 4 * 102 }[m.workload as 'W1']);
+      for (const field of [
+        'stepsPerSec',
+        'runsPerSec',
+        'commitsPerStep',
+        'walBytesPerStep',
+        'serverRssMb',
+        'workerRssMb',
+      ]) {
+        expect(m[field]).toBeGreaterThan(0);
+      }
+      expect(m.paced.stepP50).toBeGreaterThanOrEqual(0);
+      expect(m.burst.firstP50).toBeGreaterThan(0);
+    }
+    expect(results.medians[1].few.stepP99).toBeGreaterThanOrEqual(0);
+    expect(results.floorStepsPerSec).toBeGreaterThan(0);
+  });
+});
