@@ -150,6 +150,7 @@ function summarise(id: string, samples: Measurement[]): Measurement {
     walBytesPerStep: pick((s) => s.walBytesPerStep),
     serverRssMb: Math.max(...samples.map((s) => s.serverRssMb)),
     workerRssMb: Math.max(...samples.map((s) => s.workerRssMb)),
+    readsPerEvent: pick((s) => s.readsPerEvent),
     cpuPerStep: {
       server: pick((s) => s.cpuPerStep.server),
       workers: pick((s) => s.cpuPerStep.workers),
@@ -176,6 +177,7 @@ function table(rows: Measurement[], floor: number | null): string {
     'server RSS MB',
     'worker RSS MB',
     'CPU ms/step srv/wrk/pg',
+    'reads/event',
     'vs floor',
   ];
   const cells: string[][] = [];
@@ -199,6 +201,7 @@ function table(rows: Measurement[], floor: number | null): string {
       r.serverRssMb.toFixed(0),
       r.workerRssMb.toFixed(0),
       `${f2(r.cpuPerStep.server)}/${f2(r.cpuPerStep.workers)}/${f2(r.cpuPerStep.postgres)}`,
+      r.readsPerEvent.toFixed(1),
       floor ? `${((r.stepsPerSec / floor) * 100).toFixed(0)}%` : '',
     ]);
     for (const [label, extra] of [
@@ -218,12 +221,7 @@ function table(rows: Measurement[], floor: number | null): string {
         f2(extra.firstP50),
         f2(extra.firstP99),
         extra.load,
-        '',
-        '',
-        '',
-        '',
-        '',
-        '',
+        ...Array.from({ length: 7 }, () => ''),
       ]);
     }
   }
@@ -237,6 +235,9 @@ function table(rows: Measurement[], floor: number | null): string {
   );
   out.push(
     `rate (${Math.round(o.pacedShare * 100)}% of the burst rate); "few": only ${o.few} runs in flight; "burst": latency while all runs queue.`,
+  );
+  out.push(
+    'reads/event: node instances the server read per event decided; it stays flat as runs grow (W3: 102 tasks a run).',
   );
   if (floor)
     out.push(

@@ -32,6 +32,8 @@ export interface Measurement {
   readonly walBytesPerStep: number;
   readonly serverRssMb: number;
   readonly workerRssMb: number;
+  /** Node instances the server read per event decided, during the burst (it follows the frontier). */
+  readonly readsPerEvent: number;
   /** CPU milliseconds per step during the burst: server process, worker processes, PostgreSQL. */
   readonly cpuPerStep: { readonly server: number; readonly workers: number; readonly postgres: number };
 }
@@ -85,12 +87,14 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
     await settleStats();
     const before = await pgStats(o.admin);
     const cpuBefore = await cpuSnapshot(server.child.pid!, workers);
+    const metricsBefore = await engineMetrics(server.url);
     const sentAt = await startBurst(client, definition, workload.runs);
     const total = workload.runs * workload.steps;
     const timings = await sink.await(sentAt, workload.steps, (done) =>
       o.progress(`burst: ${done}/${total} steps`),
     );
     const cpuAfter = await cpuSnapshot(server.child.pid!, workers);
+    const metricsAfter = await engineMetrics(server.url);
     finished += workload.runs;
     await waitFinished(o.admin, finished);
     await settleStats();
@@ -147,6 +151,8 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
       walBytesPerStep: (after.walBytes - before.walBytes) / timings.length,
       serverRssMb: serverRss / 2 ** 20,
       workerRssMb: workerRss / 2 ** 20,
+      readsPerEvent:
+        (metricsAfter.reads - metricsBefore.reads) / Math.max(1, metricsAfter.events - metricsBefore.events),
       cpuPerStep: {
         server: (cpuAfter.server - cpuBefore.server) / timings.length,
         workers: (cpuAfter.workers - cpuBefore.workers) / timings.length,
@@ -301,6 +307,13 @@ async function cpuSnapshot(
     workers: w.reduce((a, b) => a + b, 0),
     postgres: await postgresCpuMs(),
   };
+}
+
+/** The server's counters of events decided and node instances read for them. */
+async function engineMetrics(url: string): Promise<{ events: number; reads: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return { events: read('weft_events_decided_total'), reads: read('weft_node_instances_read_total') };
 }
 
 /** PostgreSQL publishes its statistics at most once a second; wait so counters are current. */

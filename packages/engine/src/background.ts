@@ -49,6 +49,7 @@ async function defer(ctx: EngineContext, runId: string, error: unknown): Promise
   const message = error instanceof Error ? error.message : String(error);
   ctx.logger.error({ runId, error: message }, 'a decision failed; it will be retried');
   await ctx.store.transaction((tx) => tx.deferDecision(runId, message, 5_000));
+  ctx.stats.decisionsDeferred++;
 }
 
 /**

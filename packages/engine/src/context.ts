@@ -4,6 +4,7 @@ import type { Dispatcher } from './dispatcher.js';
 import type { Evaluator } from './evaluator.js';
 import type { Logger } from './logger.js';
 import type { RunIndex } from './run-index.js';
+import type { EngineStats } from './stats.js';
 import type { Store } from './store.js';
 import type { Wakeups } from './wakeups.js';
 
@@ -17,4 +18,5 @@ export interface EngineContext {
   readonly wakeups: Wakeups;
   readonly logger: Logger;
   readonly runs: RunIndex;
+  readonly stats: EngineStats;
 }

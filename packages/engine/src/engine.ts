@@ -9,6 +9,7 @@ import { type Logger, silentLogger } from './logger.js';
 import { BackgroundLoop } from './loop.js';
 import { RunIndex } from './run-index.js';
 import { RunService } from './runs.js';
+import { EngineStats } from './stats.js';
 import type { Store } from './store.js';
 import { TaskService } from './tasks.js';
 import { Wakeups } from './wakeups.js';
@@ -39,15 +40,17 @@ export class Engine {
   constructor(options: EngineOptions) {
     const config: EngineConfig = { ...DEFAULT_CONFIG, ...options.config };
     const definitions = new DefinitionService(options.store);
+    const stats = new EngineStats();
     this.context = {
       store: options.store,
       dispatcher: options.dispatcher ?? tableDispatcher,
       config,
       definitions,
-      evaluator: new Evaluator(definitions),
+      evaluator: new Evaluator(definitions, stats),
       wakeups: new Wakeups(),
       logger: options.logger ?? silentLogger,
       runs: new RunIndex(),
+      stats,
     };
     this.definitions = definitions;
     this.runs = new RunService(this.context);

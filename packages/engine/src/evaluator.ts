@@ -12,6 +12,7 @@ import {
 import type { DefinitionService } from './definitions.js';
 import type { Pass } from './pass.js';
 import type { InboxItem, LockedRun } from './records.js';
+import { EngineStats } from './stats.js';
 import type { LoadedTask, StateKey, StoreTx } from './store.js';
 
 const MAX_LOAD_ROUNDS = 20;
@@ -64,7 +65,10 @@ export interface Prefetch {
  * read together. Only when the decider asks for something unplanned is there another.
  */
 export class Evaluator {
-  constructor(private readonly definitions: DefinitionService) {}
+  constructor(
+    private readonly definitions: DefinitionService,
+    private readonly stats: EngineStats = new EngineStats(),
+  ) {}
 
   /**
    * Starts the reads for a batch: inboxes of claimed runs, and the node instances the given events (the
@@ -84,7 +88,10 @@ export class Evaluator {
     const unique = dedupe(keys);
     return {
       inbox: tx.readInbox(claimed),
-      tasks: tx.loadTasks(unique),
+      tasks: (() => {
+        this.stats.instancesRead += unique.length;
+        return tx.loadTasks(unique);
+      })(),
       asked: new Set(unique.map((k) => `${k.runId}/${taskKey(k.nodeId, k.iteration)}`)),
     };
   }
@@ -155,7 +162,11 @@ export class Evaluator {
       .filter((p) => !p.item.fresh)
       .flatMap((p) => p.keys)
       .filter((k) => !reads.asked.has(`${k.runId}/${taskKey(k.nodeId, k.iteration)}`));
-    if (missing.length > 0) remember(await tx.loadTasks(dedupe(missing)));
+    if (missing.length > 0) {
+      const keys = dedupe(missing);
+      this.stats.instancesRead += keys.length;
+      remember(await tx.loadTasks(keys));
+    }
     let decided = 0;
     for (const { item, workflow, events } of plan) {
       const run = item.run;
@@ -177,6 +188,7 @@ export class Evaluator {
           }
           if (round >= MAX_LOAD_ROUNDS)
             throw new Error(`decision on run ${run.id} kept asking for more state (${event.kind})`);
+          this.stats.instancesRead += result.keys.length;
           const rows = await tx.loadTasks(result.keys.map((k) => ({ runId: run.id, ...k })));
           const merged = new Map(state.tasks);
           for (const k of result.keys) merged.set(taskKey(k.nodeId, k.iteration), null);
@@ -190,6 +202,7 @@ export class Evaluator {
       }
       pass.addActions(run, actions, runIds);
       decided += events.length;
+      this.stats.eventsDecided += events.length;
     }
     return decided;
   }

@@ -14,6 +14,7 @@ import {
   type TaskUpdateRow,
   type WriteSet,
 } from './records.js';
+import type { EngineStats } from './stats.js';
 import type { StoreTx, Wakeup } from './store.js';
 import type { Wakeups } from './wakeups.js';
 
@@ -46,6 +47,8 @@ export class Pass {
   private readonly wakeTypes = new Map<string, Set<string>>();
 
   private readonly reservations: Reservation[] = [];
+  /** Tasks handed to waiting polls by this pass (known after commit). */
+  handedOver = 0;
 
   /**
    * `eager` is the reporting worker's free capacity, if any; `pollers` are the polls waiting in this
@@ -54,7 +57,11 @@ export class Pass {
   constructor(
     private readonly dispatcher: Dispatcher,
     private readonly eager: EagerSlot | null = null,
-    private readonly pollers: { readonly pollers: Pollers; readonly leaseMs: number } | null = null,
+    private readonly pollers: {
+      readonly pollers: Pollers;
+      readonly leaseMs: number;
+      readonly stats?: EngineStats;
+    } | null = null,
   ) {}
 
   /** Turns one run's actions into writes. `ids` maps loaded node instances to their task row ids. */
@@ -201,6 +208,8 @@ export class Pass {
 
   /** Once the transaction has committed: answers polls that were handed tasks, wakes the others. */
   afterCommit(wakeups: Wakeups): void {
+    this.handedOver = this.reservations.filter((r) => r.filled !== null).length;
+    if (this.pollers?.stats) this.pollers.stats.leasedByHandover += this.handedOver;
     for (const r of this.reservations) r.deliver();
     this.reservations.length = 0;
     wakeups.announce(this.wakeups());
@@ -331,6 +340,7 @@ export async function inPass<T>(
       const pass = new Pass(ctx.dispatcher, eager, {
         pollers: ctx.wakeups.pollers,
         leaseMs: ctx.config.leaseMs,
+        stats: ctx.stats,
       });
       created.push(pass);
       return { result: await fn(tx, pass), pass };

@@ -90,6 +90,7 @@ export class RunService {
         return locked;
       });
       pass.afterCommit(this.ctx.wakeups);
+      this.ctx.stats.runsStarted += runs.length;
       const byId = new Map(runs.map((r) => [r.id, r]));
       for (const a of accepted) {
         const { lastSeq: _s, now: _n, ...plain } = byId.get(a.run.id)!;

@@ -73,6 +73,7 @@ export class TaskService {
         await poll.close();
         throw e;
       }
+      this.ctx.stats.leasedByPoll += leased.length;
       const left = deadline - Date.now();
       if (leased.length > 0 || left <= 0 || request.signal?.aborted || !poll.resume()) {
         const handed = await poll.close();
@@ -191,6 +192,10 @@ export class TaskService {
     });
     await fault('report.after-commit');
     pass.afterCommit(this.ctx.wakeups);
+    const accepted = verdicts.filter((v) => v.accepted).length;
+    this.ctx.stats.reportsAccepted += accepted;
+    this.ctx.stats.reportsRefused += verdicts.length - accepted;
+    this.ctx.stats.leasedWithReport += pass.leased.length;
     if (!inline) this.ctx.wakeups.announce([{ kind: 'decisions' }]);
     return { verdicts, leased: pass.leased };
   }

@@ -1,6 +1,7 @@
 import type { Engine } from '@weft/engine';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { installErrorHandler } from './errors.js';
+import { metricsRoute } from './metrics.js';
 import { definitionRoutes } from './routes/definitions.js';
 import { runRoutes } from './routes/runs.js';
 import { taskRoutes } from './routes/tasks.js';
@@ -34,5 +35,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
   definitionRoutes(app, options.engine);
   runRoutes(app, options.engine);
   taskRoutes(app, options.engine);
+  metricsRoute(app, options.engine);
   return app;
 }

@@ -177,6 +177,18 @@ describe('runs API', () => {
     expect((await t.call('GET', '/v1/runs?cursor=xyz')).body.error.code).toBe('bad_cursor');
   });
 
+  it('serves metrics in Prometheus format', async () => {
+    await t.call('POST', '/v1/definitions', ORDER.replace('orders', 'metered'));
+    await t.call('POST', '/v1/runs', { definition: 'metered', input: { order_id: 'm' } });
+    const res = await fetch(`${t.url}/metrics`);
+    const text = await res.text();
+    expect(res.headers.get('content-type')).toMatch(/text\/plain/);
+    expect(text).toMatch(/^weft_runs_started_total \d+$/m);
+    expect(Number(/^weft_events_decided_total (\d+)$/m.exec(text)![1])).toBeGreaterThan(0);
+    expect(text).toMatch(/^weft_process_resident_memory_bytes \d+/m);
+    expect(Number(/^weft_node_instances_read_total (\d+)$/m.exec(text)![1])).toBeGreaterThan(0);
+  });
+
   it('answers unknown runs and routes with 404 and a code', async () => {
     const unknown = await t.call('GET', '/v1/runs/01900000-0000-7000-8000-00000000abcd');
     expect(unknown.status).toBe(404);

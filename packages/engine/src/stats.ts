@@ -1,0 +1,21 @@
+/**
+ * Counters of what the engine has done since it started, for metrics and for the benchmark. Plain numbers:
+ * the server exposes them in Prometheus format; nothing in the engine reads them back.
+ */
+export class EngineStats {
+  /** Runs started. */
+  runsStarted = 0;
+  /** Events decided (a run's start, a report, a timer, an operator action...). */
+  eventsDecided = 0;
+  /** Node instances read to decide them: the cost of deciding, which follows the frontier. */
+  instancesRead = 0;
+  /** Worker reports applied, and refused (stale token or attempt, finished task, past deadline). */
+  reportsAccepted = 0;
+  reportsRefused = 0;
+  /** Tasks leased from the queue by a poll, handed to the reporting worker, or handed to a waiting poll. */
+  leasedByPoll = 0;
+  leasedWithReport = 0;
+  leasedByHandover = 0;
+  /** Background decisions that failed and were put back with a backoff. */
+  decisionsDeferred = 0;
+}

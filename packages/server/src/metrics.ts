@@ -1,0 +1,72 @@
+import type { Engine } from '@weft/engine';
+import type { FastifyInstance } from 'fastify';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+
+/** Serves the engine's counters and the process's own metrics at GET /metrics, in Prometheus format. */
+export function metricsRoute(app: FastifyInstance, engine: Engine): void {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'weft_' });
+  const stats = engine.context.stats;
+  const counter = (name: string, help: string, read: () => number) => {
+    let last = 0;
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const now = read();
+        this.inc(now - last);
+        last = now;
+      },
+    });
+  };
+  counter('weft_runs_started_total', 'Runs started.', () => stats.runsStarted);
+  counter(
+    'weft_events_decided_total',
+    'Events decided (starts, reports, timers, operator actions).',
+    () => stats.eventsDecided,
+  );
+  counter(
+    'weft_node_instances_read_total',
+    'Node instances read to decide events: follows the frontier, not run size.',
+    () => stats.instancesRead,
+  );
+  counter('weft_reports_accepted_total', 'Worker reports applied.', () => stats.reportsAccepted);
+  counter(
+    'weft_reports_refused_total',
+    'Worker reports refused (stale attempt or token, finished task, past deadline).',
+    () => stats.reportsRefused,
+  );
+  counter(
+    'weft_tasks_leased_by_poll_total',
+    'Tasks leased from the queue by a poll.',
+    () => stats.leasedByPoll,
+  );
+  counter(
+    'weft_tasks_leased_with_report_total',
+    'Tasks handed to a worker in the answer to its report.',
+    () => stats.leasedWithReport,
+  );
+  counter(
+    'weft_tasks_handed_over_total',
+    'Tasks handed to a waiting poll by the transaction that created them.',
+    () => stats.leasedByHandover,
+  );
+  counter(
+    'weft_decisions_deferred_total',
+    'Background decisions that failed and were retried later.',
+    () => stats.decisionsDeferred,
+  );
+  new Gauge({
+    name: 'weft_polls_waiting',
+    help: 'Worker polls waiting in this server.',
+    registers: [registry],
+    collect() {
+      this.set(engine.context.wakeups.pollers.size);
+    },
+  });
+  app.get('/metrics', async (_request, reply) => {
+    reply.header('content-type', registry.contentType);
+    return registry.metrics();
+  });
+}
