@@ -180,6 +180,7 @@ describe('runs API', () => {
   it('serves metrics in Prometheus format', async () => {
     await t.call('POST', '/v1/definitions', ORDER.replace('orders', 'metered'));
     await t.call('POST', '/v1/runs', { definition: 'metered', input: { order_id: 'm' } });
+    await work('api.reserve', { id: 'r-m' });
     const res = await fetch(`${t.url}/metrics`);
     const text = await res.text();
     expect(res.headers.get('content-type')).toMatch(/text\/plain/);
