@@ -4,6 +4,7 @@ import {
   type DecisionState,
   decide,
   type Json,
+  needsWholeRun,
   parseDefinition,
   planLoad,
   type RunEvent,
@@ -30,6 +31,11 @@ export class Sim {
   readonly actions: Action[] = [];
   readonly history: { type: string; nodeId?: string; attempt?: number; data: Json }[] = [];
   readonly timers: { dueAt: Date; purpose: Extract<RunEvent, { kind: 'timer_fired' }>['purpose'] }[] = [];
+  /** Events kept for a later decision (`defer`), and decisions asked for (`request_decision`). */
+  readonly inbox: RunEvent[] = [];
+  requested = 0;
+  /** Queued attempts put (back) on the queue by `dispatch_task`. */
+  readonly dispatched: string[] = [];
   loads = 0;
   now = new Date('2026-01-01T00:00:00Z');
 
@@ -61,7 +67,9 @@ export class Sim {
       }
     };
     load(events.flatMap((e) => planLoad(this.workflow, this.run, e)));
-    let state: DecisionState = { run: this.run, tasks: loaded };
+    const complete = events.some(needsWholeRun);
+    if (complete) for (const [key, task] of this.tasks) loaded.set(key, task);
+    let state: DecisionState = { run: this.run, tasks: loaded, ...(complete ? { complete } : {}) };
     const all: Action[] = [];
     for (const event of events) {
       for (let round = 0; ; round++) {
@@ -76,7 +84,7 @@ export class Sim {
         const merged = new Map(state.tasks);
         for (const k of result.keys)
           merged.set(taskKey(k.nodeId, k.iteration), loaded.get(taskKey(k.nodeId, k.iteration)) ?? null);
-        state = { run: state.run, tasks: merged };
+        state = { ...state, run: state.run, tasks: merged };
       }
     }
     for (const action of all) this.apply(action);
@@ -151,6 +159,7 @@ export class Sim {
           status: action.status,
           ...(action.input !== undefined ? { input: action.input } : {}),
           ...(action.output !== undefined ? { output: action.output } : {}),
+          ...(action.error !== undefined ? { error: action.error } : {}),
           ...(action.arrivals !== undefined ? { arrivals: action.arrivals } : {}),
         });
         return;
@@ -167,6 +176,18 @@ export class Sim {
         return;
       case 'add_sinks_done':
         this.run = { ...this.run, sinksDone: this.run.sinksDone + action.count };
+        return;
+      case 'set_run_status':
+        this.run = { ...this.run, status: action.status };
+        return;
+      case 'dispatch_task':
+        this.dispatched.push(action.nodeId);
+        return;
+      case 'request_decision':
+        this.requested++;
+        return;
+      case 'defer':
+        this.inbox.push(action.event);
         return;
       case 'set_timer':
         this.timers.push({ dueAt: action.dueAt, purpose: action.purpose });

@@ -1,5 +1,5 @@
 import type { Json } from '../json.js';
-import type { TimerPurpose } from './events.js';
+import type { RunEvent, TimerPurpose } from './events.js';
 import {
   type Arrival,
   type DecisionState,
@@ -55,8 +55,9 @@ export type Action =
     } & TaskIdentity)
   /** Arm a timer that delivers a `timer_fired` event at `dueAt`. */
   | { readonly kind: 'set_timer'; readonly dueAt: Date; readonly purpose: TimerPurpose }
-  /** Cancel every unfinished attempt and every timer of the run. */
-  | { readonly kind: 'cancel_open_work'; readonly reason: string }
+  /** Cancel every unfinished attempt and every timer of the run, and stop whatever those attempts started
+   * (see the engine's Cascader): as cancelled, or as terminated when `mode` says so. */
+  | { readonly kind: 'cancel_open_work'; readonly reason: string; readonly mode?: 'cancel' | 'terminate' }
   /** Move the run to a final status. */
   | {
       readonly kind: 'finish_run';
@@ -64,6 +65,18 @@ export type Action =
       readonly output: Json | null;
       readonly error: RunError | null;
     }
+  /** Pause or resume a run; `reopen` moves a finished run back to running and clears its outcome. */
+  | {
+      readonly kind: 'set_run_status';
+      readonly status: Extract<RunStatus, 'running' | 'paused'>;
+      readonly reopen: boolean;
+    }
+  /** Put an existing queued attempt (back) on the queue: its queue row may have been taken while paused. */
+  | ({ readonly kind: 'dispatch_task'; readonly dispatch: TaskDispatch } & TaskIdentity)
+  /** Ask for another decision on this run once this transaction commits (resume: the inbox waits). */
+  | { readonly kind: 'request_decision'; readonly reason: string }
+  /** Keep an event in the run's inbox for a later decision (an effect that must wait for resume). */
+  | { readonly kind: 'defer'; readonly event: RunEvent }
   /** Count sink nodes that became done or skipped. */
   | { readonly kind: 'add_sinks_done'; readonly count: number }
   /** Append an event to the run's history. */
@@ -87,7 +100,7 @@ export function evolve(state: DecisionState, actions: readonly Action[]): Decisi
   const tasks = new Map(state.tasks);
   let run = state.run;
   for (const action of actions) run = applyAction(tasks, run, action);
-  return { run, tasks };
+  return { ...state, run, tasks };
 }
 
 /** Applies one action to a mutable task map; returns the run as it is after the action. */
@@ -134,8 +147,13 @@ export function applyAction(tasks: Map<string, TaskState | null>, run: RunView, 
       return { ...run, status: action.status };
     case 'add_sinks_done':
       return { ...run, sinksDone: run.sinksDone + action.count };
+    case 'set_run_status':
+      return { ...run, status: action.status };
     case 'set_timer':
     case 'record':
+    case 'dispatch_task':
+    case 'request_decision':
+    case 'defer':
       return run;
   }
 }

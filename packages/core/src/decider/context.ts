@@ -11,6 +11,7 @@ export class DecisionContext {
   readonly actions: Action[] = [];
   private readonly tasks: Map<string, TaskState | null>;
   private runView: RunView;
+  private readonly complete: boolean;
 
   constructor(
     readonly workflow: Workflow,
@@ -19,6 +20,7 @@ export class DecisionContext {
   ) {
     this.tasks = new Map(state.tasks);
     this.runView = state.run;
+    this.complete = state.complete === true;
   }
 
   get run(): RunView {
@@ -28,6 +30,15 @@ export class DecisionContext {
   /** The latest attempt of a node instance; null when none exists; throws MissingState if not loaded. */
   task(nodeId: string, iteration: string): TaskState | null {
     return lookupTask({ run: this.runView, tasks: this.tasks }, nodeId, iteration);
+  }
+
+  /**
+   * The latest attempt of every node instance of the run, as changed so far. Only for events that
+   * `needsWholeRun`, whose state the shell loads complete; throws otherwise (an engine bug).
+   */
+  allTasks(): TaskState[] {
+    if (!this.complete) throw new Error('this decision needs the whole run loaded (see needsWholeRun)');
+    return [...this.tasks.values()].filter((t): t is TaskState => t !== null);
   }
 
   emit(action: Action): void {
@@ -47,6 +58,6 @@ export class DecisionContext {
   }
 
   state(): DecisionState {
-    return { run: this.runView, tasks: this.tasks };
+    return { run: this.runView, tasks: this.tasks, ...(this.complete ? { complete: true } : {}) };
   }
 }

@@ -3,6 +3,7 @@ import type { Json } from '../json.js';
 import type { Action } from './actions.js';
 import { retryDelayMs } from './backoff.js';
 import { DecisionContext } from './context.js';
+import { decideControl } from './control.js';
 import type { RunEvent } from './events.js';
 import { activate, failRun, propagate } from './flow.js';
 import { type DecisionState, MissingState } from './state.js';
@@ -108,17 +109,19 @@ async function handle(ctx: DecisionContext, event: RunEvent): Promise<void> {
       retry(ctx, nodeId, iteration, attempt, task.input);
       return;
     }
-    case 'run_cancelled': {
-      if (ctx.run.status !== 'running' && ctx.run.status !== 'paused') return;
-      const message = event.reason ? `cancelled by ${event.by}: ${event.reason}` : `cancelled by ${event.by}`;
-      ctx.emit({ kind: 'cancel_open_work', reason: message });
-      ctx.emit({
-        kind: 'finish_run',
-        status: 'cancelled',
-        output: null,
-        error: { message, reason: 'cancelled' },
-      });
-      ctx.record('run.cancelled', { by: event.by, reason: event.reason ?? null });
+    case 'run_cancelled':
+    case 'run_paused':
+    case 'run_resumed':
+    case 'run_terminated':
+    case 'run_retried':
+    case 'run_rerun':
+    case 'task_overridden':
+    case 'node_skipped': {
+      // Operator actions (control.ts). What follows from one is decided now, or kept for resume.
+      for (const next of await decideControl(ctx, event)) {
+        if (ctx.run.status === 'running') await handle(ctx, next);
+        else if (ctx.run.status === 'paused') ctx.emit({ kind: 'defer', event: next });
+      }
       return;
     }
     case 'report_refused': {

@@ -1,4 +1,5 @@
 import type { Json } from '../json.js';
+import type { ControlEvent } from './control-events.js';
 import type { TaskError } from './state.js';
 
 /** What a timer is for. */
@@ -42,7 +43,8 @@ export type RunEvent =
       readonly why: string;
       readonly worker: string;
       readonly details?: Json;
-    };
+    }
+  | ControlEvent;
 
 /** The kinds of run event. */
 export type RunEventKind = RunEvent['kind'];

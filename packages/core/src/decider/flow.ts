@@ -30,7 +30,7 @@ export async function activate(
         ctx.record(
           'task.failed',
           { error: error as unknown as Json, final: true },
-          { nodeId, iteration, attempt: 1 },
+          { nodeId, iteration, attempt: waiting?.attempt ?? 1 },
         );
         failRun(ctx, { message: `node "${nodeId}" failed: ${input.message}`, node: nodeId, reason: 'input' });
         return;
@@ -41,7 +41,8 @@ export async function activate(
         arrivals,
         dispatch: { taskType: node.taskType, priority: node.priority, timeoutMs: node.timeoutMs },
       });
-      ctx.record('task.scheduled', { task_type: node.taskType }, { nodeId, iteration, attempt: 1 });
+      const attempt = waiting?.attempt ?? 1;
+      ctx.record('task.scheduled', { task_type: node.taskType }, { nodeId, iteration, attempt });
       return;
     }
     case 'noop':
@@ -116,8 +117,12 @@ export async function propagate(
   }
 }
 
-/** A branch reaches `target`. Joins wait for every branch that can still arrive (or the first, for `any`). */
-async function arrive(
+/**
+ * A branch reaches `target`. Joins wait for every branch that can still arrive (or the first, for `any`).
+ * A `waiting` row of a node with one incoming edge is a placeholder left by a retry or rerun (reset.ts):
+ * the arrival starts that attempt.
+ */
+export async function arrive(
   ctx: DecisionContext,
   target: string,
   iteration: string,
@@ -126,9 +131,9 @@ async function arrive(
   const incoming = ctx.workflow.graph.predecessors.get(target) ?? [];
   const existing = ctx.task(target, iteration);
   if (incoming.length <= 1) {
-    if (existing) return; // started by an earlier pass: deciding again changes nothing
-    if (arrival.taken) await activate(ctx, target, iteration, null, []);
-    else await skip(ctx, target, iteration, null, []);
+    if (existing && existing.status !== 'waiting') return; // started by an earlier pass: nothing changes
+    if (arrival.taken) await activate(ctx, target, iteration, existing, []);
+    else await skip(ctx, target, iteration, existing, []);
     return;
   }
   const node = ctx.workflow.node(target);
@@ -191,7 +196,7 @@ async function sinkDone(ctx: DecisionContext): Promise<void> {
 }
 
 /** Completes the run with its output mapping (or the outputs of its sinks). */
-async function completeRun(ctx: DecisionContext): Promise<void> {
+export async function completeRun(ctx: DecisionContext): Promise<void> {
   const mapping = ctx.workflow.outputMapping;
   let output: Json;
   if (mapping) {
@@ -244,7 +249,10 @@ function scopeFor(ctx: DecisionContext, mapping: CompiledMapping, iteration: str
   const nodes: Record<string, Json> = {};
   for (const ref of mapping.refs) {
     const task = ctx.task(ref, iteration);
-    if (task?.status === 'completed') nodes[ref] = { output: task.output, attempt: task.attempt };
+    // An operator's skip may give the node an output; a skipped branch has none.
+    const skippedWithOutput = task?.status === 'skipped' && task.output !== null;
+    if (task?.status === 'completed' || skippedWithOutput)
+      nodes[ref] = { output: task!.output, attempt: task!.attempt };
   }
   return {
     input: ctx.run.input,

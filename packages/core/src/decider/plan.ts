@@ -49,8 +49,18 @@ export function planLoad(workflow: Workflow, run: RunView, event: RunEvent): Sta
     case 'timer_fired':
       add(event.purpose.nodeId, event.purpose.iteration);
       break;
-    case 'run_cancelled':
+    case 'task_overridden':
+    case 'node_skipped':
+      around(event.nodeId, event.iteration);
       break;
+    case 'run_cancelled':
+    case 'run_paused':
+    case 'run_terminated':
+      break;
+    case 'run_resumed':
+    case 'run_retried':
+    case 'run_rerun':
+      break; // the whole run is loaded (needsWholeRun)
   }
   return [...keys.values()];
 }

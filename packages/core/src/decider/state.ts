@@ -43,8 +43,9 @@ export function isFinalTask(status: TaskStatus): boolean {
 export interface TaskError {
   readonly message: string;
   /** `error`: the handler failed; `timeout`: the attempt ran past its timeout; `lease_expired`: the worker
-   * stopped heartbeating; `input`: the input mapping could not be computed; `cancelled`: the run ended. */
-  readonly reason: 'error' | 'timeout' | 'lease_expired' | 'input' | 'cancelled';
+   * stopped heartbeating; `input`: the input mapping could not be computed; `cancelled`: the run ended;
+   * `skipped`: an operator skipped the task (control passes on as if it had completed). */
+  readonly reason: 'error' | 'timeout' | 'lease_expired' | 'input' | 'cancelled' | 'skipped';
   readonly retryable: boolean;
   readonly type?: string;
   readonly stack?: string;
@@ -109,11 +110,16 @@ export class MissingState extends Error {
 export interface DecisionState {
   readonly run: RunView;
   readonly tasks: ReadonlyMap<string, TaskState | null>;
+  /** True when `tasks` holds every node instance of the run (see `needsWholeRun`): absent means none. */
+  readonly complete?: boolean;
 }
 
 /** Reads a node instance from decision state, enforcing that it was loaded. */
 export function lookupTask(state: DecisionState, nodeId: string, iteration: string): TaskState | null {
   const key = taskKey(nodeId, iteration);
-  if (!state.tasks.has(key)) throw new MissingState([{ nodeId, iteration }]);
+  if (!state.tasks.has(key)) {
+    if (state.complete) return null;
+    throw new MissingState([{ nodeId, iteration }]);
+  }
   return state.tasks.get(key) ?? null;
 }

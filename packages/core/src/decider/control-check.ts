@@ -1,0 +1,196 @@
+import type { Workflow } from '../definition/workflow.js';
+import type { Json } from '../json.js';
+import { err, ok, type Result } from '../result.js';
+import { overrideTarget, RETRYABLE_RUN_STATUSES } from './control.js';
+import type { Requester, RunEvent } from './events.js';
+import { instanceLabel, retrySet } from './reset.js';
+import { isTerminalRun, type RunView, type TaskState } from './state.js';
+
+/** An operator's request, before it is checked against the run. */
+export type ControlRequest = Requester &
+  (
+    | { readonly kind: 'pause' | 'resume' | 'cancel' | 'terminate' | 'retry' }
+    | { readonly kind: 'rerun'; readonly nodeId: string; readonly iteration?: string }
+    | { readonly kind: 'skip'; readonly nodeId: string; readonly iteration?: string; readonly output?: Json }
+    | {
+        readonly kind: 'complete';
+        readonly nodeId: string;
+        readonly iteration?: string;
+        readonly output: Json;
+      }
+    | {
+        readonly kind: 'fail';
+        readonly nodeId: string;
+        readonly iteration?: string;
+        readonly error: { readonly message: string; readonly retryable?: boolean; readonly details?: Json };
+      }
+  );
+
+/** The kinds of operator request. */
+export type ControlKind = ControlRequest['kind'];
+
+/** Why a request was refused: a stable code, an HTTP-like status and a message that says what to do. */
+export interface Refusal {
+  readonly code: string;
+  readonly status: 400 | 404 | 409;
+  readonly message: string;
+}
+
+/** True for requests that act on one task (and need its latest attempt, locked). */
+export function isTaskRequest(
+  request: ControlRequest,
+): request is Extract<ControlRequest, { kind: 'skip' | 'complete' | 'fail' }> {
+  return request.kind === 'skip' || request.kind === 'complete' || request.kind === 'fail';
+}
+
+/**
+ * Checks an operator's request against the run as it is under its row lock, and turns it into the event
+ * to decide. `tasks` holds the latest attempts the request reads: every instance of the run for retry,
+ * rerun and resume; the one instance for a task request. Pure: the same state always gives the same
+ * answer, and the decider applies the same rules again (so a request that slipped through changes nothing).
+ */
+export function checkControl(
+  workflow: Workflow,
+  run: RunView,
+  tasks: readonly TaskState[],
+  request: ControlRequest,
+): Result<RunEvent, Refusal> {
+  const by: Requester = { by: request.by, ...(request.reason ? { reason: request.reason } : {}) };
+  const is = `run ${run.id} is ${run.status}`;
+  const active = run.status === 'running' || run.status === 'paused';
+  switch (request.kind) {
+    case 'pause':
+      if (run.status !== 'running')
+        return refuse('run_not_running', `${is}; only a running run can be paused`);
+      return ok({ kind: 'run_paused', ...by });
+    case 'resume':
+      if (run.status !== 'paused')
+        return refuse('run_not_paused', `${is}, not paused; there is nothing to resume`);
+      return ok({ kind: 'run_resumed', ...by });
+    case 'cancel':
+    case 'terminate': {
+      const verb = request.kind === 'cancel' ? 'cancelled' : 'terminated';
+      if (!active) {
+        return refuse('run_not_active', `${is} already; only a running or paused run can be ${verb}`);
+      }
+      if (request.kind === 'terminate' && !request.reason?.trim()) {
+        return err({
+          code: 'reason_required',
+          status: 400,
+          message: 'say why: terminating a run needs a reason, which is kept in its history',
+        });
+      }
+      return ok({ kind: request.kind === 'cancel' ? 'run_cancelled' : 'run_terminated', ...by });
+    }
+    case 'retry': {
+      if (run.status === 'completed') {
+        return refuse(
+          'run_completed',
+          `${is}: nothing failed, so there is nothing to retry; rerun it from a node to run that node and what follows again`,
+        );
+      }
+      if (!RETRYABLE_RUN_STATUSES.includes(run.status)) {
+        return refuse(
+          'run_not_finished',
+          `${is}; retry restarts a failed, cancelled or terminated run: wait for it to finish, or cancel or terminate it first`,
+        );
+      }
+      if (retrySet(tasks).length === 0)
+        return refuse('nothing_to_retry', `${is}, but every node of it finished; there is nothing to retry`);
+      return ok({ kind: 'run_retried', ...by });
+    }
+    case 'rerun': {
+      const known = knownNode(workflow, run, request.nodeId);
+      if (!known.ok) return known;
+      const iteration = request.iteration ?? '';
+      if (!isTerminalRun(run.status)) {
+        return refuse(
+          'run_not_finished',
+          `${is}; rerun restarts a finished run: wait for it to finish, or cancel or terminate it first`,
+        );
+      }
+      const label = instanceLabel({ nodeId: request.nodeId, iteration });
+      if (!tasks.some((t) => t.nodeId === request.nodeId && t.iteration === iteration)) {
+        return refuse(
+          'node_not_started',
+          `node "${label}" has not run in run ${run.id}, so it cannot run again; retry the run instead`,
+        );
+      }
+      return ok({ kind: 'run_rerun', nodeId: request.nodeId, iteration, ...by });
+    }
+    case 'skip':
+    case 'complete':
+    case 'fail':
+      return checkTask(workflow, run, tasks, request, by);
+  }
+}
+
+function checkTask(
+  workflow: Workflow,
+  run: RunView,
+  tasks: readonly TaskState[],
+  request: Extract<ControlRequest, { kind: 'skip' | 'complete' | 'fail' }>,
+  by: Requester,
+): Result<RunEvent, Refusal> {
+  const verb = { skip: 'skipped', complete: 'completed', fail: 'failed' }[request.kind];
+  const known = knownNode(workflow, run, request.nodeId);
+  if (!known.ok) return known;
+  const iteration = request.iteration ?? '';
+  const label = instanceLabel({ nodeId: request.nodeId, iteration });
+  const node = workflow.node(request.nodeId);
+  if (node.kind !== 'task')
+    return refuse(
+      'not_a_task',
+      `node "${label}" is a ${node.kind} node; only task nodes are ${verb} by hand`,
+    );
+  if (run.status !== 'running' && run.status !== 'paused') {
+    return refuse(
+      'run_not_active',
+      `run ${run.id} is ${run.status}; a task can be ${verb} by hand only in a running or paused run (retry or rerun a finished one)`,
+    );
+  }
+  const task = tasks.find((t) => t.nodeId === request.nodeId && t.iteration === iteration) ?? null;
+  if (!task) return refuse('node_not_started', `node "${label}" has not started in run ${run.id} yet`);
+  if (!overrideTarget(task)) {
+    const why =
+      task.status === 'waiting'
+        ? 'is waiting for its other branches and has not started'
+        : `is already ${task.status.replace('_', ' ')} (attempt ${task.attempt}); rerun the run from it to run it again`;
+    return refuse('task_not_open', `node "${label}" ${why}`);
+  }
+  const base = { kind: 'task_overridden' as const, nodeId: request.nodeId, iteration, ...by };
+  switch (request.kind) {
+    case 'complete':
+      return ok({ ...base, outcome: { kind: 'completed', output: request.output } });
+    case 'skip':
+      return ok({ ...base, outcome: { kind: 'skipped', output: request.output ?? null } });
+    case 'fail':
+      return ok({
+        ...base,
+        outcome: {
+          kind: 'failed',
+          error: {
+            message: request.error.message,
+            reason: 'error',
+            retryable: request.error.retryable ?? false,
+            type: 'operator',
+            ...(request.error.details !== undefined ? { details: request.error.details } : {}),
+          },
+        },
+      });
+  }
+}
+
+function knownNode(workflow: Workflow, run: RunView, nodeId: string): Result<true, Refusal> {
+  if (workflow.graph.nodes.has(nodeId)) return ok(true);
+  const some = [...workflow.graph.nodes.keys()].slice(0, 20).join(', ');
+  return err({
+    code: 'node_not_found',
+    status: 404,
+    message: `${run.definition} v${run.version} has no node "${nodeId}" (its nodes: ${some})`,
+  });
+}
+
+function refuse(code: string, message: string): { readonly ok: false; readonly error: Refusal } {
+  return err({ code, status: 409, message });
+}
