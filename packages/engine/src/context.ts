@@ -1,3 +1,4 @@
+import type { Cascader } from './cascade.js';
 import type { EngineConfig } from './config.js';
 import type { DefinitionService } from './definitions.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -12,6 +13,8 @@ import type { Wakeups } from './wakeups.js';
 export interface EngineContext {
   readonly store: Store;
   readonly dispatcher: Dispatcher;
+  /** Stops what a run started beyond its own tasks and timers when its open work is cancelled. */
+  readonly cascader: Cascader;
   readonly config: EngineConfig;
   readonly definitions: DefinitionService;
   readonly evaluator: Evaluator;

@@ -1,7 +1,9 @@
 import { decideRound, leaseRound, timerRound } from './background.js';
+import { type Cascader, noCascade } from './cascade.js';
 import { type Clock, systemClock } from './clock.js';
 import { DEFAULT_CONFIG, type EngineConfig } from './config.js';
 import type { EngineContext } from './context.js';
+import { ControlService } from './control.js';
 import { DefinitionService } from './definitions.js';
 import { type Dispatcher, tableDispatcher } from './dispatcher.js';
 import { Evaluator } from './evaluator.js';
@@ -18,6 +20,8 @@ import { Wakeups } from './wakeups.js';
 export interface EngineOptions {
   readonly store: Store;
   readonly dispatcher?: Dispatcher;
+  /** Stops what runs started beyond their own tasks (child runs); nothing by default. */
+  readonly cascader?: Cascader;
   readonly config?: Partial<EngineConfig>;
   readonly clock?: Clock;
   readonly logger?: Logger;
@@ -31,6 +35,8 @@ export interface EngineOptions {
 export class Engine {
   readonly definitions: DefinitionService;
   readonly runs: RunService;
+  /** Operator actions: pause, resume, cancel, terminate, retry, rerun, finishing tasks by hand. */
+  readonly control: ControlService;
   readonly tasks: TaskService;
   readonly context: EngineContext;
   private readonly loops: BackgroundLoop[] = [];
@@ -44,6 +50,7 @@ export class Engine {
     this.context = {
       store: options.store,
       dispatcher: options.dispatcher ?? tableDispatcher,
+      cascader: options.cascader ?? noCascade,
       config,
       definitions,
       evaluator: new Evaluator(definitions, stats),
@@ -53,7 +60,8 @@ export class Engine {
       stats,
     };
     this.definitions = definitions;
-    this.runs = new RunService(this.context);
+    this.control = new ControlService(this.context);
+    this.runs = new RunService(this.context, this.control);
     this.tasks = new TaskService(this.context);
     const clock = options.clock ?? systemClock;
     const onError = (name: string, error: unknown) =>

@@ -2,6 +2,8 @@ import {
   type Action,
   type DecisionState,
   decide,
+  isControlEvent,
+  needsWholeRun,
   planLoad,
   type RunEvent,
   type RunView,
@@ -17,9 +19,6 @@ import type { LoadedTask, StateKey, StoreTx } from './store.js';
 
 const MAX_LOAD_ROUNDS = 20;
 
-/** Events an operator sends; a paused run still handles these. */
-const CONTROL_EVENTS: ReadonlySet<RunEvent['kind']> = new Set(['run_cancelled']);
-
 /** One locked run to decide: whether its decide-queue row was claimed, and the caller's own events. */
 export interface DecideItem {
   readonly run: LockedRun;
@@ -27,6 +26,8 @@ export interface DecideItem {
   readonly own: readonly RunEvent[];
   /** A run inserted by this transaction: it has no tasks yet, so there is nothing to read. */
   readonly fresh?: boolean;
+  /** Every node instance's latest attempt, when the caller has read them already (see needsWholeRun). */
+  readonly wholeRun?: readonly LoadedTask[];
 }
 
 /** A run to read ahead for: its definition, whether its decide-queue row is claimed, and its events. */
@@ -138,15 +139,21 @@ export class Evaluator {
     const plan: { item: DecideItem; workflow: Workflow; events: RunEvent[]; keys: StateKey[] }[] = [];
     for (const item of items) {
       const waiting = item.claimed ? (inboxByRun.get(item.run.id) ?? []) : [];
-      const events = [...waiting.map((i) => i.event), ...item.own];
-      if (item.run.status === 'paused' && !events.some((e) => CONTROL_EVENTS.has(e.kind))) {
+      let events: RunEvent[];
+      if (item.run.status === 'paused') {
         // Pause is not terminal, but a paused run must not be evaluated: keep its events for resume (which
         // asks for a decision in its own transaction) and drop the claim instead of re-queuing it, so
-        // deciders do not spin on the run while it is paused.
-        pass.writes.inboxAppend.push(...item.own.map((event) => ({ runId: item.run.id, event })));
-        continue;
+        // deciders do not spin on the run while it is paused. Only an operator's actions are decided; the
+        // inbox stays, since deciding its events now would drop what they start (seed 001, "Pause is not
+        // terminal"; test: "pause, completions during the pause, resume").
+        const rest = item.own.filter((e) => !isControlEvent(e));
+        pass.writes.inboxAppend.push(...rest.map((event) => ({ runId: item.run.id, event })));
+        events = item.own.filter(isControlEvent);
+        if (events.length === 0) continue;
+      } else {
+        events = [...waiting.map((i) => i.event), ...item.own];
+        for (const w of waiting) pass.writes.inboxDone.push({ runId: item.run.id, id: w.id });
       }
-      for (const w of waiting) pass.writes.inboxDone.push({ runId: item.run.id, id: w.id });
       if (events.length === 0) continue;
       const workflow = await this.definitions.workflow(item.run.definitionId);
       const keys = events
@@ -167,6 +174,12 @@ export class Evaluator {
       this.stats.instancesRead += keys.length;
       remember(await tx.loadTasks(keys));
     }
+    // Decisions that read every instance of their run get them all, and a complete state.
+    const whole = plan.filter((p) => p.events.some(needsWholeRun));
+    const unread = whole.filter((p) => !p.item.wholeRun).map((p) => p.item.run.id);
+    if (unread.length > 0) remember(await tx.loadRunTasks(unread));
+    for (const p of whole) if (p.item.wholeRun) remember(p.item.wholeRun);
+    const complete = new Set(whole.map((p) => p.item.run.id));
     let decided = 0;
     for (const { item, workflow, events } of plan) {
       const run = item.run;
@@ -176,7 +189,11 @@ export class Evaluator {
       for (const [key, id] of ids.get(run.id) ?? []) runIds.set(key, id);
       // Planned keys with no row are known to be absent.
       for (const key of plannedKeys.get(run.id) ?? []) if (!tasks.has(key)) tasks.set(key, null);
-      let state: DecisionState = { run: view(run), tasks };
+      let state: DecisionState = {
+        run: view(run),
+        tasks,
+        ...(complete.has(run.id) ? { complete: true } : {}),
+      };
       const actions: Action[] = [];
       for (const event of events) {
         for (let round = 0; ; round++) {
@@ -197,7 +214,7 @@ export class Evaluator {
             merged.set(taskKey(row.nodeId, row.iteration), s);
             runIds.set(taskKey(row.nodeId, row.iteration), id);
           }
-          state = { run: state.run, tasks: merged };
+          state = { ...state, tasks: merged };
         }
       }
       pass.addActions(run, actions, runIds);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Action, type RunEvent, taskKey } from '@weft/core';
+import { type Cascader, noCascade } from './cascade.js';
 import type { EngineContext } from './context.js';
 import type { Dispatcher } from './dispatcher.js';
 import { uuidv7 } from './ids.js';
@@ -62,6 +63,7 @@ export class Pass {
       readonly leaseMs: number;
       readonly stats?: EngineStats;
     } | null = null,
+    private readonly cascader: Cascader = noCascade,
   ) {}
 
   /** Turns one run's actions into writes. `ids` maps loaded node instances to their task row ids. */
@@ -146,7 +148,8 @@ export class Pass {
           });
           break;
         case 'cancel_open_work':
-          w.cancelOpenWork.push({ runId: run.id, reason: action.reason });
+          w.cancelOpenWork.push({ runId: run.id, reason: action.reason, mode: action.mode ?? 'cancel' });
+          this.withdrawHandOvers(run.id);
           break;
         case 'finish_run':
           this.updateRun(run.id, {
@@ -154,7 +157,27 @@ export class Pass {
             output: action.output,
             error: action.error,
             finished: true,
+            reopened: false,
           });
+          break;
+        case 'set_run_status':
+          this.updateRun(run.id, {
+            status: action.status,
+            ...(action.reopen ? { output: null, error: null, finished: false, reopened: true } : {}),
+          });
+          break;
+        case 'dispatch_task': {
+          const id = ids.get(taskKey(action.nodeId, action.iteration));
+          if (id) this.queue(run, id, action.dispatch);
+          break;
+        }
+        case 'request_decision':
+          // In a transaction that claimed this run's decide-queue row: the same row, so the rule "claim or
+          // upsert, never both for different runs" holds.
+          this.requested.add(run.id);
+          break;
+        case 'defer':
+          w.inboxAppend.push({ runId: run.id, event: action.event });
           break;
         case 'add_sinks_done':
           this.updateRun(run.id, {
@@ -192,6 +215,9 @@ export class Pass {
     this.writes.runUpdates.push(...this.runUpdates.values());
     this.writes.decisionRequests.push(...this.requested);
     this.dispatcher.enqueue(this.writes, this.toDispatch);
+    // Before the write, which commits: the cascade's writes belong to this transaction.
+    if (this.writes.cancelOpenWork.length > 0)
+      await this.cascader.stop(tx, this.writes, this.writes.cancelOpenWork);
     const { absorbed } = await tx.write(this.writes, { commit: true });
     if (absorbed.length === 0) return;
     const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
@@ -213,6 +239,8 @@ export class Pass {
     for (const r of this.reservations) r.deliver();
     this.reservations.length = 0;
     wakeups.announce(this.wakeups());
+    if (this.writes.history.length > 0)
+      wakeups.history.notify(new Set(this.writes.history.map((h) => h.runId)));
   }
 
   /** When the transaction did not commit: gives back the poll slots this pass reserved. */
@@ -234,6 +262,16 @@ export class Pass {
     }));
     if (this.requested.size > 0) out.push({ kind: 'decisions' });
     return out;
+  }
+
+  /**
+   * The run's open work is being cancelled in this pass: tasks this pass handed straight to a worker are
+   * cancelled with it, so the worker must not get them (it would run a task of a stopped run).
+   */
+  private withdrawHandOvers(runId: string): void {
+    for (let i = this.leased.length - 1; i >= 0; i--)
+      if (this.leased[i]!.runId === runId) this.leased.splice(i, 1);
+    for (const r of this.reservations) if (r.filled?.runId === runId) r.clear();
   }
 
   private updateRun(runId: string, change: Omit<RunUpdateRow, 'runId'>): void {
@@ -337,11 +375,12 @@ export async function inPass<T>(
   const created: Pass[] = [];
   try {
     const out = await ctx.store.transaction(async (tx) => {
-      const pass = new Pass(ctx.dispatcher, eager, {
-        pollers: ctx.wakeups.pollers,
-        leaseMs: ctx.config.leaseMs,
-        stats: ctx.stats,
-      });
+      const pass = new Pass(
+        ctx.dispatcher,
+        eager,
+        { pollers: ctx.wakeups.pollers, leaseMs: ctx.config.leaseMs, stats: ctx.stats },
+        ctx.cascader,
+      );
       created.push(pass);
       return { result: await fn(tx, pass), pass };
     });

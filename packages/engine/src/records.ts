@@ -211,13 +211,20 @@ export interface RunUpdateRow {
   readonly error?: RunError | null;
   readonly sinksDelta?: number;
   readonly finished?: boolean;
+  /** A finished run moves back to running (retry, rerun): its finish time is cleared. */
+  readonly reopened?: boolean;
 }
 
 /** Everything one pass writes, across the runs it decided for. */
 export interface WriteSet {
   readonly newTasks: NewTaskRow[];
   readonly taskUpdates: TaskUpdateRow[];
-  readonly cancelOpenWork: { readonly runId: string; readonly reason: string }[];
+  readonly cancelOpenWork: {
+    readonly runId: string;
+    readonly reason: string;
+    /** What the run's open work is stopped as, for whatever it started (see Cascader). */
+    readonly mode: 'cancel' | 'terminate';
+  }[];
   readonly timers: TimerRow[];
   readonly runUpdates: RunUpdateRow[];
   readonly history: HistoryRow[];

@@ -1,6 +1,7 @@
-import { checkSchema, isTerminalRun, type Json, type RunEvent, WeftError, type Workflow } from '@weft/core';
+import { checkSchema, type Json, type RunEvent, WeftError, type Workflow } from '@weft/core';
 import { Batcher } from './batcher.js';
 import type { EngineContext } from './context.js';
+import { ControlService, notFound } from './control.js';
 import { uuidv7 } from './ids.js';
 import { inPass } from './pass.js';
 import type { DefinitionRecord, LockedRun, RunRecord } from './records.js';
@@ -17,7 +18,10 @@ export interface StartRequest {
 
 /** Starting runs and operator actions on them. Every action goes through the run's row lock. */
 export class RunService {
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly controls: ControlService = new ControlService(ctx),
+  ) {}
 
   /**
    * Starts a run on the latest (or a pinned) version: checks the input against the definition's schema,
@@ -100,18 +104,9 @@ export class RunService {
     return results.map((r) => r!);
   }
 
-  /** Cancels a run: unfinished tasks are cancelled and reports for them are refused from now on. */
+  /** Cancels a run (through the control service): unfinished tasks are cancelled, reports refused. */
   async cancel(runId: string, by: string, reason?: string): Promise<RunRecord> {
-    return this.control(runId, (run) => {
-      if (isTerminalRun(run.status)) {
-        throw new WeftError(
-          'run_not_active',
-          `run ${runId} is already ${run.status}; only a running or paused run can be cancelled`,
-          409,
-        );
-      }
-      return [{ kind: 'run_cancelled', by, ...(reason ? { reason } : {}) }];
-    });
+    return this.controls.cancel(runId, { by, ...(reason ? { reason } : {}) });
   }
 
   /** A run, or a `run_not_found` error. */
@@ -122,26 +117,13 @@ export class RunService {
   }
 
   /**
-   * Applies an operator action under the run's row lock: claims any pending decision, then decides the
-   * run's inbox and the action's events in one transaction (seed 001, invariant 4).
+   * Decides events under the run's row lock, after claiming its pending decision, with the run's inbox
+   * (seed 001, invariant 4). Operator actions go through the engine's ControlService, which checks them.
    */
   async control(
     runId: string,
     events: (run: LockedRun, tx: StoreTx) => RunEvent[] | Promise<RunEvent[]>,
   ): Promise<RunRecord> {
-    const { pass } = await inPass(this.ctx, null, async (tx, pass) => {
-      const [run] = await tx.lockRuns([runId], 'wait');
-      if (!run) throw notFound(runId);
-      const own = await events(run, tx);
-      const claimed = await tx.claimDecisions([runId]);
-      await this.ctx.evaluator.decideRuns(tx, [{ run, claimed: claimed.length > 0, own }], pass);
-      await pass.finish(tx);
-    });
-    pass.afterCommit(this.ctx.wakeups);
-    return this.get(runId);
+    return this.controls.applyEvents(runId, events);
   }
-}
-
-function notFound(runId: string): WeftError {
-  return new WeftError('run_not_found', `there is no run ${runId}`, 404);
 }

@@ -43,6 +43,11 @@ export interface RunFilter {
   readonly namespace: string;
   readonly status?: RunStatus;
   readonly definition?: string;
+  /** Only runs of this version (of `definition`). */
+  readonly version?: number;
+  /** Only runs started before / after this time. */
+  readonly startedBefore?: Date;
+  readonly startedAfter?: Date;
   /** Opaque cursor from the previous page. */
   readonly cursor?: string;
   readonly limit: number;
@@ -146,6 +151,13 @@ export interface StoreTx {
 
   /** Latest attempt of each requested node instance, across runs. */
   loadTasks(keys: readonly StateKey[]): Promise<LoadedTask[]>;
+  /** Latest attempt of every node instance of the given runs (for decisions that read the whole run). */
+  loadRunTasks(runIds: readonly string[]): Promise<LoadedTask[]>;
+  /**
+   * Latest attempt of each requested node instance, with its row locked (`FOR UPDATE`) until the
+   * transaction ends, so that no lease, report or lease expiry changes it under an operator's action.
+   */
+  lockTasks(keys: readonly StateKey[]): Promise<LoadedTask[]>;
 
   /** Applies workers' reports, fenced by attempt, lease token and a non-final status. */
   finishTasks(reports: readonly TaskReport[]): Promise<ReportVerdict[]>;

@@ -1,3 +1,4 @@
+import { HistoryFeed } from './history-feed.js';
 import { Pollers } from './pollers.js';
 import type { Wakeup } from './store.js';
 
@@ -7,6 +8,8 @@ import type { Wakeup } from './store.js';
  */
 export class Wakeups {
   readonly pollers = new Pollers();
+  /** Live history readers in this process. */
+  readonly history = new HistoryFeed();
   private readonly listeners = new Map<Wakeup['kind'], Set<() => void>>();
 
   /** Calls `fn` on every wake-up of a kind; returns a function that stops. */

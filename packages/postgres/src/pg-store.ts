@@ -21,7 +21,7 @@ import { explainRefusals, finishTasks } from './ops/finish-tasks.js';
 import { readHistory } from './ops/history.js';
 import { appendInbox, readInbox } from './ops/inbox.js';
 import { leaseTasks, leaseTasksById, renewLeases } from './ops/lease-tasks.js';
-import { loadTasks } from './ops/load-tasks.js';
+import { loadRunTasks, loadTasks, lockTasks } from './ops/load-tasks.js';
 import * as runs from './ops/runs.js';
 import { dueTimers, takeTimers } from './ops/timers.js';
 import { applyWriteSet } from './ops/write-set.js';
@@ -153,6 +153,12 @@ class PgStoreTx implements StoreTx {
   }
   loadTasks(keys: readonly StateKey[]): Promise<LoadedTask[]> {
     return loadTasks(this.tx, keys);
+  }
+  loadRunTasks(runIds: readonly string[]): Promise<LoadedTask[]> {
+    return loadRunTasks(this.tx, runIds);
+  }
+  lockTasks(keys: readonly StateKey[]): Promise<LoadedTask[]> {
+    return lockTasks(this.tx, keys);
   }
   finishTasks(reports: readonly TaskReport[]) {
     return finishTasks(this.tx, reports);

@@ -71,7 +71,10 @@ export function checkControl(
     case 'terminate': {
       const verb = request.kind === 'cancel' ? 'cancelled' : 'terminated';
       if (!active) {
-        return refuse('run_not_active', `${is} already; only a running or paused run can be ${verb}`);
+        return refuse(
+          'run_not_active',
+          `run ${run.id} is already ${run.status}; only a running or paused run can be ${verb}`,
+        );
       }
       if (request.kind === 'terminate' && !request.reason?.trim()) {
         return err({

@@ -34,7 +34,9 @@ const fromJson = (t: LeasedJson): LeasedTask => ({
  * Leases queued tasks: takes queue rows (SKIP LOCKED, so pollers never wait on each other) and marks their
  * tasks running with a fresh random lease token, in one statement, so the queue and the task can never
  * disagree about who holds it (seed 001, invariant 7). A queue row whose task is no longer queued (the run
- * was cancelled) is deleted and skipped. Returns the leased tasks and how many queue rows were taken.
+ * was cancelled) is deleted and skipped. So is one of a paused run: pause stops new work from starting,
+ * and resume puts the run's queued tasks back on the queue (test: "a paused run's queued task is not
+ * leased until resume"). Returns the leased tasks and how many queue rows were taken.
  */
 export async function leaseTasks(
   sql: Db,
@@ -56,6 +58,7 @@ export async function leaseTasks(
                                       coalesce(now() + t.timeout_ms * interval '1 millisecond', 'infinity'))
         FROM picked p
        WHERE t.run_id = p.run_id AND t.id = p.task_id AND t.status = 'queued'
+         AND NOT EXISTS (SELECT 1 FROM weft.runs r WHERE r.id = t.run_id AND r.status = 'paused')
       RETURNING t.id, t.run_id, t.node_id, t.iteration, t.attempt, t.task_type, t.input, t.lease_token,
                 t.lease_expires_at, t.deadline_at
     )
@@ -90,6 +93,7 @@ export async function leaseTasksById(
              AS k(run_id, id, attempt)
        WHERE t.run_id = k.run_id AND t.id = k.id AND t.attempt = k.attempt AND t.status = 'queued'
          AND t.task_type = ANY(${[...request.taskTypes]}::text[])
+         AND NOT EXISTS (SELECT 1 FROM weft.runs r WHERE r.id = t.run_id AND r.status = 'paused')
       RETURNING t.id, t.run_id, t.node_id, t.iteration, t.attempt, t.task_type, t.input, t.lease_token,
                 t.lease_expires_at, t.deadline_at
     )

@@ -59,12 +59,13 @@ export async function updateRuns(sql: Db, rows: readonly RunUpdateRow[]): Promis
       output = CASE WHEN u.set_output THEN u.output::jsonb ELSE r.output END,
       error = CASE WHEN u.set_error THEN u.error::jsonb ELSE r.error END,
       sinks_done = r.sinks_done + u.sinks_delta,
-      finished_at = CASE WHEN u.finished THEN now() ELSE r.finished_at END
+      finished_at = CASE WHEN u.finished THEN now() WHEN u.reopened THEN NULL ELSE r.finished_at END
     FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.status ?? null)}::text[],
                 ${bools(rows.map((r) => r.output !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.output))}::text[],
                 ${bools(rows.map((r) => r.error !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.error))}::text[],
-                ${rows.map((r) => r.sinksDelta ?? 0)}::int[], ${bools(rows.map((r) => r.finished ?? false))}::text[]::bool[])
-         AS u(run_id, status, set_output, output, set_error, error, sinks_delta, finished)
+                ${rows.map((r) => r.sinksDelta ?? 0)}::int[], ${bools(rows.map((r) => r.finished ?? false))}::text[]::bool[],
+                ${bools(rows.map((r) => r.reopened ?? false))}::text[]::bool[])
+         AS u(run_id, status, set_output, output, set_error, error, sinks_delta, finished, reopened)
     WHERE r.id = u.run_id`.execute();
 }
 
@@ -87,6 +88,11 @@ export async function listRuns(sql: Db, filter: RunFilter): Promise<Page<RunReco
      WHERE r.namespace = ${filter.namespace} AND r.id < ${before}::uuid
        AND (${filter.status ?? null}::text IS NULL OR r.status = ${filter.status ?? null}::text)
        AND (${filter.definition ?? null}::text IS NULL OR r.definition_name = ${filter.definition ?? null}::text)
+       AND (${filter.version ?? null}::int IS NULL OR r.definition_version = ${filter.version ?? null}::int)
+       AND (${filter.startedBefore?.toISOString() ?? null}::timestamptz IS NULL
+            OR r.created_at < ${filter.startedBefore?.toISOString() ?? null}::timestamptz)
+       AND (${filter.startedAfter?.toISOString() ?? null}::timestamptz IS NULL
+            OR r.created_at >= ${filter.startedAfter?.toISOString() ?? null}::timestamptz)
      ORDER BY r.id DESC LIMIT ${limit}::int`.execute();
   const items = rows.slice(0, filter.limit);
   return { items, next: rows.length > filter.limit ? items[items.length - 1]!.id : null };
