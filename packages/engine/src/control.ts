@@ -9,6 +9,7 @@ import {
   WeftError,
 } from '@weft/core';
 import type { EngineContext } from './context.js';
+import { fault } from './faults.js';
 import { inPass } from './pass.js';
 import type { LockedRun, RunRecord } from './records.js';
 import type { LoadedTask, StoreTx } from './store.js';
@@ -119,6 +120,7 @@ export class ControlService {
       // Claim before reading anything else (seed 001, invariants 1 and 2): an event committed after this
       // point earns its own decision; one committed before is in the inbox this decision reads.
       const claimed = await tx.claimDecisions([runId]);
+      await fault('control.after-claim');
       const { own, wholeRun } = await build(tx, run);
       await this.ctx.evaluator.decideRuns(
         tx,
