@@ -3,7 +3,7 @@ import type { DecisionContext } from './context.js';
 import type { ControlEvent, TaskOutcome } from './control-events.js';
 import type { Requester, RunEvent } from './events.js';
 import { propagate } from './flow.js';
-import { instanceLabel, rerunSet, retrySet, runAgain } from './reset.js';
+import { inGraphOrder, instanceLabel, rerunSet, retrySet, runAgain } from './reset.js';
 import { isTerminalRun, type RunStatus, type TaskError, type TaskState } from './state.js';
 
 /** Operator events, as the decider sees them: the control events and `run_cancelled`. */
@@ -70,7 +70,7 @@ export async function decideControl(ctx: DecisionContext, event: OperatorEvent):
       return [];
     case 'run_retried': {
       if (!RETRYABLE_RUN_STATUSES.includes(status)) return [];
-      const chosen = retrySet(ctx.allTasks());
+      const chosen = inGraphOrder(ctx.workflow, retrySet(ctx.allTasks()));
       if (chosen.length === 0) return [];
       ctx.record('run.retried', { ...who(event), nodes: chosen.map(instanceLabel) });
       await runAgain(ctx, chosen);
@@ -78,7 +78,7 @@ export async function decideControl(ctx: DecisionContext, event: OperatorEvent):
     }
     case 'run_rerun': {
       if (!isTerminalRun(status) || ctx.task(event.nodeId, event.iteration) === null) return [];
-      const chosen = rerunSet(ctx.workflow, ctx.allTasks(), event);
+      const chosen = inGraphOrder(ctx.workflow, rerunSet(ctx.workflow, ctx.allTasks(), event));
       ctx.record('run.rerun', {
         ...who(event),
         from: instanceLabel(event),

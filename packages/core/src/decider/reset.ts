@@ -42,6 +42,15 @@ export function rerunSet(workflow: Workflow, tasks: readonly TaskState[], from: 
   );
 }
 
+/** Instances sorted so that every edge goes forward (then by iteration), for decisions and history. */
+export function inGraphOrder<T extends Instance>(workflow: Workflow, instances: readonly T[]): T[] {
+  const order = new Map(workflow.graph.order.map((id, i) => [id, i]));
+  return [...instances].sort(
+    (a, b) =>
+      (order.get(a.nodeId) ?? 0) - (order.get(b.nodeId) ?? 0) || a.iteration.localeCompare(b.iteration),
+  );
+}
+
 /** A short name of an instance for history: `node` or `node[iteration]`. */
 export function instanceLabel(t: Instance): string {
   return t.iteration ? `${t.nodeId}[${t.iteration}]` : t.nodeId;
@@ -61,9 +70,7 @@ export function passesOn(task: TaskState): boolean {
  */
 export async function runAgain(ctx: DecisionContext, chosen: readonly TaskState[]): Promise<void> {
   const { graph } = ctx.workflow;
-  const order = new Map(graph.order.map((id, i) => [id, i]));
-  const byOrder = (a: Instance, b: Instance) => (order.get(a.nodeId) ?? 0) - (order.get(b.nodeId) ?? 0);
-  const again = [...chosen].sort(byOrder);
+  const again = inGraphOrder(ctx.workflow, chosen);
 
   ctx.emit({ kind: 'set_run_status', status: 'running', reopen: true });
   for (const t of again) {
@@ -96,7 +103,7 @@ export async function runAgain(ctx: DecisionContext, chosen: readonly TaskState[
 
   const chosenKeys = new Set(again.map((t) => taskKey(t.nodeId, t.iteration)));
   const kept = now.filter((t) => DONE.has(t.status) && !chosenKeys.has(taskKey(t.nodeId, t.iteration)));
-  for (const done of kept.sort(byOrder)) {
+  for (const done of inGraphOrder(ctx.workflow, kept)) {
     for (const next of graph.successors.get(done.nodeId) ?? []) {
       if (ctx.run.status !== 'running') return;
       const target = ctx.task(next, done.iteration);
