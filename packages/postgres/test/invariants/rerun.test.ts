@@ -125,4 +125,54 @@ describe('rerun from a node of a finished run', () => {
     expect(rerun).toHaveLength(1);
     expect(rerun[0]!.data).toMatchObject({ from: 'b', nodes: ['b', 'e', 'd'] });
   });
+
+  it('a rerun reaching two sinks completes only when both have run again', async () => {
+    await one.definitions.deploy(
+      'default',
+      `
+name: two-sinks
+nodes:
+  - { id: root, task_type: rr.two }
+  - { id: left, task_type: rr.two }
+  - { id: right, task_type: rr.slow }
+edges:
+  - { from: root, to: [left, right] }
+`,
+    );
+    const run = await one.runs.start({ namespace: 'default', definition: 'two-sinks', input: {} });
+    const work = async (types: string[]) => {
+      const tasks = await eventually(async () => {
+        const got = await one.tasks.poll({
+          namespace: 'default',
+          worker: 'w',
+          taskTypes: types,
+          max: 5,
+          waitMs: 20,
+        });
+        return got.length > 0 ? got : undefined;
+      });
+      await one.tasks.report({
+        namespace: 'default',
+        worker: 'w',
+        reports: tasks.map((t) => completed(t, t.attempt)),
+      });
+      return tasks;
+    };
+    await work(['rr.two']); // root
+    await work(['rr.two', 'rr.slow']); // left and right
+    await eventually(async () => ((await one.runs.get(run.id)).status === 'completed' ? true : undefined));
+
+    await two.control.rerun(run.id, 'root', { by: 'ops' });
+    await work(['rr.two']); // root again
+    await work(['rr.two']); // left again; right (another task type) is not worked yet
+    await new Promise((r) => setTimeout(r, 100));
+    // One sink done again out of two: the run must still be running, with right queued.
+    expect((await one.runs.get(run.id)).status).toBe('running');
+    await work(['rr.slow']);
+    const done = await eventually(async () => {
+      const r = await one.runs.get(run.id);
+      return r.status === 'completed' ? r : undefined;
+    });
+    expect(done.output).toEqual({ left: 2, right: 2 });
+  });
 });
