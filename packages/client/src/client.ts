@@ -1,5 +1,9 @@
 import { Agent, request } from 'undici';
+import { SseParser } from './sse.js';
 import type {
+  Asking,
+  BulkAnswer,
+  BulkFilter,
   Deployed,
   HistoryEvent,
   Json,
@@ -100,7 +104,15 @@ export class WeftClient {
   }
 
   listRuns(
-    filter: { status?: RunStatus; definition?: string; cursor?: string; limit?: number } = {},
+    filter: {
+      status?: RunStatus;
+      definition?: string;
+      version?: number;
+      started_before?: string;
+      started_after?: string;
+      cursor?: string;
+      limit?: number;
+    } = {},
   ): Promise<{ items: Run[]; next_cursor: string | null }> {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(filter)) if (v !== undefined) q.set(k, String(v));
@@ -113,6 +125,147 @@ export class WeftClient {
       ...(reason ? { reason } : {}),
       ...(by ? { by } : {}),
     });
+  }
+
+  /** Pauses a running run: nothing new starts; tasks already leased may finish. */
+  pauseRun(id: string, asking: Asking = {}): Promise<Run> {
+    return this.call('POST', `/v1/runs/${encodeURIComponent(id)}/pause`, asking);
+  }
+
+  /** Resumes a paused run. */
+  resumeRun(id: string, asking: Asking = {}): Promise<Run> {
+    return this.call('POST', `/v1/runs/${encodeURIComponent(id)}/resume`, asking);
+  }
+
+  /** Terminates a running or paused run; the reason is required. */
+  terminateRun(id: string, reason: string, by?: string): Promise<Run> {
+    return this.call('POST', `/v1/runs/${encodeURIComponent(id)}/terminate`, {
+      reason,
+      ...(by ? { by } : {}),
+    });
+  }
+
+  /** Runs the failed nodes of a failed, cancelled or terminated run again. */
+  retryRun(id: string, asking: Asking = {}): Promise<Run> {
+    return this.call('POST', `/v1/runs/${encodeURIComponent(id)}/retry`, asking);
+  }
+
+  /** Runs `node` and everything downstream of it again, in a finished run. */
+  rerunRun(id: string, node: string, asking: Asking & { iteration?: string } = {}): Promise<Run> {
+    return this.call('POST', `/v1/runs/${encodeURIComponent(id)}/rerun`, { node, ...asking });
+  }
+
+  /** Skips a task of a running or paused run, with an optional output, and continues. */
+  skipTask(
+    id: string,
+    node: string,
+    options: Asking & { iteration?: string; output?: Json } = {},
+  ): Promise<Run> {
+    return this.call(
+      'POST',
+      `/v1/runs/${encodeURIComponent(id)}/nodes/${encodeURIComponent(node)}/skip`,
+      options,
+    );
+  }
+
+  /** Completes a task by hand with the given output. */
+  completeTask(
+    id: string,
+    node: string,
+    output: Json,
+    options: Asking & { iteration?: string } = {},
+  ): Promise<Run> {
+    return this.call(
+      'POST',
+      `/v1/runs/${encodeURIComponent(id)}/nodes/${encodeURIComponent(node)}/complete`,
+      {
+        output,
+        ...options,
+      },
+    );
+  }
+
+  /** Fails a task by hand with the given error (not retried unless `retryable`). */
+  failTask(
+    id: string,
+    node: string,
+    error: { message: string; retryable?: boolean; details?: Json },
+    options: Asking & { iteration?: string } = {},
+  ): Promise<Run> {
+    return this.call('POST', `/v1/runs/${encodeURIComponent(id)}/nodes/${encodeURIComponent(node)}/fail`, {
+      error,
+      ...options,
+    });
+  }
+
+  /** One batch of a bulk cancel, terminate or retry; continue with `next_cursor` until it is null. */
+  bulk(
+    action: 'cancel' | 'terminate' | 'retry',
+    filter: BulkFilter,
+    options: Asking & { batch_size?: number; cursor?: string; dry_run?: boolean } = {},
+  ): Promise<BulkAnswer> {
+    return this.call('POST', '/v1/runs/bulk', { action, filter, ...options });
+  }
+
+  /**
+   * A run's history, live: every event after `after`, then each new one as it happens, over
+   * Server-Sent Events. A dropped connection is resumed from the last event received (Last-Event-ID),
+   * so each event arrives once. Ends when `signal` aborts; throws on a 4xx answer (no such run).
+   */
+  async *streamHistory(
+    id: string,
+    options: { after?: number; signal?: AbortSignal } = {},
+  ): AsyncGenerator<HistoryEvent> {
+    let after = options.after ?? 0;
+    let delay = 1000;
+    const signal = options.signal;
+    while (!signal?.aborted) {
+      try {
+        const response = await request(`${this.url}/v1/runs/${encodeURIComponent(id)}/events`, {
+          method: 'GET',
+          dispatcher: this.agent,
+          headers: {
+            accept: 'text/event-stream',
+            'last-event-id': String(after),
+            'x-weft-namespace': this.headers['x-weft-namespace']!,
+          },
+          ...(signal ? { signal } : {}),
+          headersTimeout: 30_000,
+          // The server sends a comment at least every 15 s; silence beyond this is a dead connection.
+          bodyTimeout: 60_000,
+        });
+        if (response.statusCode >= 400) {
+          const text = await response.body.text();
+          const err = (JSON.parse(text || 'null') as { error?: { code?: string; message?: string } } | null)
+            ?.error;
+          const failure = new WeftApiError(
+            response.statusCode,
+            err?.code ?? 'http_error',
+            err?.message ?? text,
+          );
+          if (response.statusCode < 500) throw failure;
+        } else {
+          const parser = new SseParser(String(after));
+          const decoder = new TextDecoder();
+          for await (const chunk of response.body) {
+            for (const message of parser.push(decoder.decode(chunk as Uint8Array, { stream: true }))) {
+              const event = JSON.parse(message.data) as HistoryEvent;
+              if (event.seq <= after) continue;
+              after = event.seq;
+              yield event;
+            }
+            if (parser.retry !== null) delay = parser.retry;
+          }
+        }
+      } catch (e) {
+        if (signal?.aborted) return;
+        if (e instanceof WeftApiError && e.status >= 400 && e.status < 500) throw e;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
   }
 
   history(

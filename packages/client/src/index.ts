@@ -1,2 +1,3 @@
 export * from './client.js';
+export * from './sse.js';
 export * from './types.js';

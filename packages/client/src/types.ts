@@ -101,3 +101,31 @@ export interface Deployed {
   hash: string;
   created_at: string;
 }
+
+/** Who asks for an operator action and why (kept in the run's history). */
+export interface Asking {
+  by?: string;
+  reason?: string;
+}
+
+/** Which runs a bulk action applies to. */
+export interface BulkFilter {
+  definition?: string;
+  version?: number;
+  status?: RunStatus;
+  /** ISO times. */
+  started_before?: string;
+  started_after?: string;
+}
+
+/** What one batch of a bulk action did; `next_cursor` continues with the next batch. */
+export interface BulkAnswer {
+  action: 'cancel' | 'terminate' | 'retry';
+  dry_run: boolean;
+  matched: number;
+  done: number;
+  refused: number;
+  done_ids: string[];
+  refusals: { run_id: string; code: string; message: string }[];
+  next_cursor: string | null;
+}

@@ -2,7 +2,10 @@ import type { Engine } from '@weft/engine';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { installErrorHandler } from './errors.js';
 import { metricsRoute } from './metrics.js';
+import { bulkRoutes } from './routes/bulk.js';
+import { controlRoutes } from './routes/control.js';
 import { definitionRoutes } from './routes/definitions.js';
+import { eventRoutes } from './routes/events.js';
 import { runRoutes } from './routes/runs.js';
 import { taskRoutes } from './routes/tasks.js';
 
@@ -11,6 +14,8 @@ export interface AppOptions {
   readonly engine: Engine;
   /** A pino logger for request logs; none when absent. */
   readonly logger?: FastifyBaseLogger;
+  /** How often a live history stream looks for events written by other servers (default 500 ms). */
+  readonly historyPollMs?: number;
 }
 
 /** Weft's HTTP API: definitions, runs, history and the worker protocol, as JSON. */
@@ -34,6 +39,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.get('/healthz', async () => ({ ok: true }));
   definitionRoutes(app, options.engine);
   runRoutes(app, options.engine);
+  controlRoutes(app, options.engine);
+  bulkRoutes(app, options.engine);
+  eventRoutes(app, options.engine, options.historyPollMs);
   taskRoutes(app, options.engine);
   metricsRoute(app, options.engine);
   return app;
