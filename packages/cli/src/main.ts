@@ -2,6 +2,7 @@
 import { WeftApiError } from '@weft/client';
 import { parseDuration } from '@weft/core';
 import { Command, InvalidArgumentError } from 'commander';
+import { registerControlCommands } from './commands/control.js';
 import { demoCommand } from './commands/demo.js';
 import { migrateCommand, validateCommand } from './commands/local.js';
 import {
@@ -125,6 +126,8 @@ program
   .argument('<id>', 'run id')
   .option('--reason <text>', 'why, for the run history')
   .action((id, o) => cancelCommand(id, o.reason, remote()));
+
+registerControlCommands(program, runs, remote);
 
 try {
   await program.parseAsync();

@@ -9,11 +9,13 @@ export interface RemoteOptions {
   readonly namespace: string;
 }
 
-function client(o: RemoteOptions): WeftClient {
+/** A client for the server the options name. */
+export function client(o: RemoteOptions): WeftClient {
   return new WeftClient({ url: o.url, namespace: o.namespace, connections: 2 });
 }
 
-async function withClient<T>(o: RemoteOptions, fn: (c: WeftClient) => Promise<T>): Promise<T> {
+/** Runs `fn` with a client, closing it afterwards. */
+export async function withClient<T>(o: RemoteOptions, fn: (c: WeftClient) => Promise<T>): Promise<T> {
   const c = client(o);
   try {
     return await fn(c);

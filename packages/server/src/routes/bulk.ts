@@ -70,7 +70,7 @@ export function bulkRoutes(app: FastifyInstance, engine: Engine): void {
         `cursor ${JSON.stringify(b.cursor)} is not one this API gave out`,
         400,
       );
-    if (b.action === 'terminate' && !b.reason?.trim())
+    if (b.action === 'terminate' && !b.dry_run && !b.reason?.trim())
       throw new WeftError(
         'reason_required',
         'say why: terminating runs needs a reason, kept in their history',
