@@ -1,5 +1,5 @@
 import { isWeftError } from '@weft/core';
-import { type BulkProgress, bulkControl } from '@weft/engine';
+import { type BulkProgress, bulkControl, type Cascader, Engine, type StoppedRun } from '@weft/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually, failed, type Harness, harness, lease } from './helpers.js';
 
@@ -218,5 +218,39 @@ describe('bulk', () => {
     });
     expect(retried).toMatchObject({ matched: 6, done: 6, refused: 0 });
     expect((await h.engine.runs.get(runs[0]!.id)).status).toBe('running');
+  });
+});
+
+describe('cascade', () => {
+  it('hands what a cancel or terminate stopped to the cascader, inside the same transaction', async () => {
+    const seen: StoppedRun[] = [];
+    let fail = false;
+    const cascader: Cascader = {
+      name: 'test',
+      async stop(_tx, _writes, stopped) {
+        seen.push(...stopped);
+        if (fail) throw new Error('child run could not be stopped');
+      },
+    };
+    const engine = new Engine({
+      store: h.store,
+      cascader,
+      config: { backgroundLoops: false, crossProcessWakeups: false },
+    });
+    const one = await start();
+    await engine.control.terminate(one.id, { by: 'ops', reason: 'fraud' });
+    const two = await start();
+    await engine.control.cancel(two.id, { by: 'ops' });
+    expect(seen).toEqual([
+      { runId: one.id, mode: 'terminate', reason: 'terminated by ops: fraud' },
+      { runId: two.id, mode: 'cancel', reason: 'cancelled by ops' },
+    ]);
+    // A cascade that fails takes the terminate with it: nothing is half done.
+    fail = true;
+    const three = await start();
+    await expect(engine.control.terminate(three.id, { by: 'ops', reason: 'x' })).rejects.toThrow(
+      /could not be stopped/,
+    );
+    expect((await h.engine.runs.get(three.id)).status).toBe('running');
   });
 });
