@@ -177,7 +177,11 @@ export class Evaluator {
     // Decisions that read every instance of their run get them all, and a complete state.
     const whole = plan.filter((p) => p.events.some(needsWholeRun));
     const unread = whole.filter((p) => !p.item.wholeRun).map((p) => p.item.run.id);
-    if (unread.length > 0) remember(await tx.loadRunTasks(unread));
+    if (unread.length > 0) {
+      const rows = await tx.loadRunTasks(unread);
+      this.stats.instancesRead += rows.length;
+      remember(rows);
+    }
     for (const p of whole) if (p.item.wholeRun) remember(p.item.wholeRun);
     const complete = new Set(whole.map((p) => p.item.run.id));
     let decided = 0;
