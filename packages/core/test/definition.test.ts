@@ -91,7 +91,7 @@ describe('parseDefinition', () => {
       'name: x\nnodes:\n  - { id: a, task_type: t }\n  - { id: b, task_type: t }\n  - { id: c, task_type: t }\nedges:\n  - { from: a, to: b }\n  - { from: b, to: c }\n  - { from: c, to: b }\n',
     );
     expect(out).toEqual([
-      'line 4, node "b": the graph has a cycle: b -> c -> b; a workflow graph must be acyclic',
+      'line 4, node "b": the graph has a cycle: b -> c -> b; a workflow graph must be acyclic (repeat work with a loop node)',
     ]);
   });
 
@@ -100,7 +100,7 @@ describe('parseDefinition', () => {
       'name: x\nnodes:\n  - id: a\n    kind: tsk\n  - id: b\n    task_type: t\n    retries: 3\n',
     );
     expect(out).toEqual([
-      'line 4, node "a": nodes[0].kind: must be one of task, noop, not text "tsk" (did you mean "task"?)',
+      'line 4, node "a": nodes[0].kind: must be one of task, noop, switch, wait, wait_for_event, loop, map, transform, terminate, not text "tsk" (did you mean "task"?)',
       'line 7, node "b": nodes[1]: unknown field "retries" for a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority) (did you mean "retry"?)',
     ]);
   });

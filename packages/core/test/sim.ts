@@ -4,6 +4,8 @@ import {
   type DecisionState,
   decide,
   type Json,
+  type Mailbox,
+  mailboxKey,
   needsWholeRun,
   parseDefinition,
   planLoad,
@@ -29,13 +31,16 @@ export class Sim {
   run: RunView;
   readonly tasks = new Map<string, TaskState>();
   readonly actions: Action[] = [];
-  readonly history: { type: string; nodeId?: string; attempt?: number; data: Json }[] = [];
+  readonly history: { type: string; nodeId?: string; iteration?: string; attempt?: number; data: Json }[] = [];
   readonly timers: { dueAt: Date; purpose: Extract<RunEvent, { kind: 'timer_fired' }>['purpose'] }[] = [];
   /** Events kept for a later decision (`defer`), and decisions asked for (`request_decision`). */
   readonly inbox: RunEvent[] = [];
   requested = 0;
   /** Queued attempts put (back) on the queue by `dispatch_task`. */
   readonly dispatched: string[] = [];
+  readonly mailboxes = new Map<string, Mailbox>();
+  /** Node instances loaded by each decision (one entry per event), to check evaluation cost. */
+  readonly loadsPerEvent: number[] = [];
   loads = 0;
   now = new Date('2026-01-01T00:00:00Z');
 
@@ -69,9 +74,11 @@ export class Sim {
     load(events.flatMap((e) => planLoad(this.workflow, this.run, e)));
     const complete = events.some(needsWholeRun);
     if (complete) for (const [key, task] of this.tasks) loaded.set(key, task);
-    let state: DecisionState = { run: this.run, tasks: loaded, ...(complete ? { complete } : {}) };
+    const boxes = new Map<string, Mailbox | null>();
+    let state: DecisionState = { run: this.run, tasks: loaded, mailboxes: boxes, ...(complete ? { complete } : {}) };
     const all: Action[] = [];
     for (const event of events) {
+      const before = this.loads;
       for (let round = 0; ; round++) {
         const result = await decide(this.workflow, state, event, this.now);
         if (result.kind === 'decided') {
@@ -84,8 +91,14 @@ export class Sim {
         const merged = new Map(state.tasks);
         for (const k of result.keys)
           merged.set(taskKey(k.nodeId, k.iteration), loaded.get(taskKey(k.nodeId, k.iteration)) ?? null);
-        state = { ...state, run: state.run, tasks: merged };
+        const mergedBoxes = new Map(state.mailboxes ?? []);
+        for (const m of result.mailboxes ?? []) {
+          const key = mailboxKey(m.name, m.correlation);
+          mergedBoxes.set(key, this.mailboxes.get(key) ?? null);
+        }
+        state = { ...state, run: state.run, tasks: merged, mailboxes: mergedBoxes };
       }
+      this.loadsPerEvent.push(this.loads - before);
     }
     for (const action of all) this.apply(action);
     this.actions.push(...all);
@@ -95,6 +108,33 @@ export class Sim {
   /** Decides one event. */
   send(event: RunEvent): Promise<Action[]> {
     return this.pass([event]);
+  }
+
+  private readonly fired = new Set<number>();
+
+  /** Fires the earliest timer not fired yet, moving the clock to its due time. */
+  async fireNext(): Promise<Action[]> {
+    const next = this.timers
+      .map((t, i) => ({ t, i }))
+      .filter(({ i }) => !this.fired.has(i))
+      .sort((a, b) => a.t.dueAt.getTime() - b.t.dueAt.getTime())[0];
+    if (!next) throw new Error('no timer to fire');
+    this.fired.add(next.i);
+    if (next.t.dueAt > this.now) this.now = next.t.dueAt;
+    return this.send({ kind: 'timer_fired', purpose: next.t.purpose });
+  }
+
+  /** Timers armed and not fired yet. */
+  pendingTimers(): Sim['timers'] {
+    return this.timers.filter((_, i) => !this.fired.has(i));
+  }
+
+  private signals = 0;
+
+  /** A signal sent to the run. */
+  signal(name: string, data: Json = null, correlation: string | null = null): RunEvent {
+    this.signals += 1;
+    return { kind: 'signal_received', signalId: `sig-${this.signals}`, name, correlation, data, by: 'test' };
   }
 
   /** A worker finishes the current attempt of a node (the store's fenced update, then the event). */
@@ -123,6 +163,13 @@ export class Sim {
   /** Nodes with a queued attempt, in the order they were queued. */
   queued(): string[] {
     return [...this.tasks.values()].filter((t) => t.status === 'queued').map((t) => t.nodeId);
+  }
+
+  /** Queued node instances as `node` or `node[iteration]`. */
+  queuedAt(): string[] {
+    return [...this.tasks.values()]
+      .filter((t) => t.status === 'queued')
+      .map((t) => (t.iteration ? `${t.nodeId}[${t.iteration}]` : t.nodeId));
   }
 
   count(type: string, nodeId?: string): number {
@@ -164,6 +211,12 @@ export class Sim {
         });
         return;
       }
+      case 'put_mailbox':
+        this.mailboxes.set(mailboxKey(action.mailbox.name, action.mailbox.correlation), action.mailbox);
+        return;
+      case 'set_vars':
+        this.run = { ...this.run, vars: { ...this.run.vars, ...action.values } };
+        return;
       case 'cancel_open_work':
         for (const [key, t] of this.tasks) {
           if (['waiting', 'queued', 'running'].includes(t.status))
@@ -197,6 +250,7 @@ export class Sim {
           type: action.type,
           data: action.data,
           ...(action.nodeId !== undefined ? { nodeId: action.nodeId } : {}),
+          ...(action.iteration !== undefined ? { iteration: action.iteration } : {}),
           ...(action.attempt !== undefined ? { attempt: action.attempt } : {}),
         });
         return;

@@ -1,5 +1,6 @@
-import type { Json } from '../json.js';
+import type { Json, JsonObject } from '../json.js';
 import type { RunEvent, TimerPurpose } from './events.js';
+import type { Mailbox } from './mailbox.js';
 import {
   type Arrival,
   type DecisionState,
@@ -35,7 +36,7 @@ export type Action =
    * schedules another evaluation (seed 001: absorbed duplicates). `queued` attempts are dispatched. */
   | ({
       readonly kind: 'create_task';
-      readonly status: Extract<TaskStatus, 'waiting' | 'queued' | 'completed' | 'skipped' | 'failed'>;
+      readonly status: Extract<TaskStatus, 'waiting' | 'queued' | 'running' | 'completed' | 'skipped' | 'failed'>;
       readonly input: Json | null;
       readonly output: Json | null;
       readonly error: TaskError | null;
@@ -79,6 +80,10 @@ export type Action =
   | { readonly kind: 'defer'; readonly event: RunEvent }
   /** Count sink nodes that became done or skipped. */
   | { readonly kind: 'add_sinks_done'; readonly count: number }
+  /** Store a signal mailbox as it now is (an empty one is removed). */
+  | { readonly kind: 'put_mailbox'; readonly mailbox: Mailbox }
+  /** Set run variables (merged into the existing ones). */
+  | { readonly kind: 'set_vars'; readonly values: JsonObject }
   /** Append an event to the run's history. */
   | {
       readonly kind: 'record';
@@ -149,6 +154,9 @@ export function applyAction(tasks: Map<string, TaskState | null>, run: RunView, 
       return { ...run, sinksDone: run.sinksDone + action.count };
     case 'set_run_status':
       return { ...run, status: action.status };
+    case 'set_vars':
+      return { ...run, vars: { ...run.vars, ...action.values } };
+    case 'put_mailbox':
     case 'set_timer':
     case 'record':
     case 'dispatch_task':

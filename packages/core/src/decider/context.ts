@@ -1,7 +1,8 @@
 import type { Workflow } from '../definition/workflow.js';
 import type { Json } from '../json.js';
 import { type Action, applyAction } from './actions.js';
-import { type DecisionState, lookupTask, type RunView, type TaskState } from './state.js';
+import { emptyMailbox, type Mailbox, mailboxKey } from './mailbox.js';
+import { type DecisionState, lookupTask, MissingState, type RunView, type TaskState } from './state.js';
 
 /**
  * The working memory of one decision: the state as changed so far and the actions that changed it.
@@ -10,6 +11,7 @@ import { type DecisionState, lookupTask, type RunView, type TaskState } from './
 export class DecisionContext {
   readonly actions: Action[] = [];
   private readonly tasks: Map<string, TaskState | null>;
+  private readonly mailboxes: Map<string, Mailbox | null>;
   private runView: RunView;
   private readonly complete: boolean;
 
@@ -19,6 +21,7 @@ export class DecisionContext {
     readonly now: Date,
   ) {
     this.tasks = new Map(state.tasks);
+    this.mailboxes = new Map(state.mailboxes ?? []);
     this.runView = state.run;
     this.complete = state.complete === true;
   }
@@ -41,8 +44,17 @@ export class DecisionContext {
     return [...this.tasks.values()].filter((t): t is TaskState => t !== null);
   }
 
+  /** A signal mailbox (empty when it has nothing); throws MissingState if not loaded. */
+  mailbox(name: string, correlation: string): Mailbox {
+    const key = mailboxKey(name, correlation);
+    if (!this.mailboxes.has(key)) throw new MissingState([], [{ name, correlation }]);
+    return this.mailboxes.get(key) ?? emptyMailbox(name, correlation);
+  }
+
   emit(action: Action): void {
     this.actions.push(action);
+    if (action.kind === 'put_mailbox')
+      this.mailboxes.set(mailboxKey(action.mailbox.name, action.mailbox.correlation), action.mailbox);
     this.runView = applyAction(this.tasks, this.runView, action);
   }
 
@@ -58,6 +70,11 @@ export class DecisionContext {
   }
 
   state(): DecisionState {
-    return { run: this.runView, tasks: this.tasks, ...(this.complete ? { complete: true } : {}) };
+    return {
+      run: this.runView,
+      tasks: this.tasks,
+      mailboxes: this.mailboxes,
+      ...(this.complete ? { complete: true } : {}),
+    };
   }
 }

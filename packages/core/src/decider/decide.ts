@@ -6,6 +6,9 @@ import { DecisionContext } from './context.js';
 import { decideControl } from './control.js';
 import type { RunEvent } from './events.js';
 import { activate, failRun, propagate } from './flow.js';
+import { onControlTimer } from './control-nodes.js';
+import type { MailboxKey } from './mailbox.js';
+import { onSignal } from './signal.js';
 import { type DecisionState, MissingState } from './state.js';
 
 /** What one decision gives back: the actions to write, or the node instances it still needs loaded. */
@@ -14,6 +17,8 @@ export type DecideResult =
   | {
       readonly kind: 'needs';
       readonly keys: readonly { readonly nodeId: string; readonly iteration: string }[];
+      /** Signal mailboxes to load, when the decision reads any. */
+      readonly mailboxes?: readonly MailboxKey[];
     };
 
 /**
@@ -31,7 +36,8 @@ export async function decide(
   try {
     await handle(ctx, event);
   } catch (e) {
-    if (e instanceof MissingState) return { kind: 'needs', keys: e.keys };
+    if (e instanceof MissingState)
+      return { kind: 'needs', keys: e.keys, ...(e.mailboxes.length > 0 ? { mailboxes: e.mailboxes } : {}) };
     throw e;
   }
   return { kind: 'decided', actions: ctx.actions, state: ctx.state() };
@@ -102,6 +108,10 @@ async function handle(ctx: DecisionContext, event: RunEvent): Promise<void> {
     }
     case 'timer_fired': {
       if (!running) return;
+      if (event.purpose.kind !== 'retry') {
+        await onControlTimer(ctx, event.purpose);
+        return;
+      }
       const { nodeId, iteration, attempt } = event.purpose;
       const task = ctx.task(nodeId, iteration);
       if (!task || task.attempt !== attempt || (task.status !== 'failed' && task.status !== 'timed_out'))
@@ -124,6 +134,9 @@ async function handle(ctx: DecisionContext, event: RunEvent): Promise<void> {
       }
       return;
     }
+    case 'signal_received':
+      await onSignal(ctx, event);
+      return;
     case 'report_refused': {
       ctx.record(
         'task.report_refused',

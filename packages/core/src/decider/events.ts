@@ -2,9 +2,12 @@ import type { Json } from '../json.js';
 import type { ControlEvent } from './control-events.js';
 import type { TaskError } from './state.js';
 
-/** What a timer is for. */
+/**
+ * What a timer is for: the next attempt of a failed task (`retry`), the end of a wait node (`wait`), or
+ * the timeout of a wait_for_event node (`event_timeout`).
+ */
 export type TimerPurpose = {
-  readonly kind: 'retry';
+  readonly kind: 'retry' | 'wait' | 'event_timeout';
   readonly nodeId: string;
   readonly iteration: string;
   readonly attempt: number;
@@ -33,6 +36,15 @@ export type RunEvent =
       readonly error: TaskError;
     }
   | { readonly kind: 'timer_fired'; readonly purpose: TimerPurpose }
+  /** A signal sent to the run (`weft signal`); `signalId` is given by the shell. */
+  | {
+      readonly kind: 'signal_received';
+      readonly signalId: string;
+      readonly name: string;
+      readonly correlation: string | null;
+      readonly data: Json;
+      readonly by: string;
+    }
   | ({ readonly kind: 'run_cancelled' } & Requester)
   | {
       readonly kind: 'report_refused';

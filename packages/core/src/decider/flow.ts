@@ -1,7 +1,9 @@
 import type { TaskNode } from '../definition/types.js';
-import type { CompiledMapping } from '../expr/mapping.js';
 import type { Json } from '../json.js';
+import { bodySinkDone } from './body.js';
 import type { DecisionContext } from './context.js';
+import { activateControl } from './control-nodes.js';
+import { evaluateAt, innermost, itemOf, positionOf, scopeAt } from './scope.js';
 import type { Arrival, RunError, TaskError, TaskState } from './state.js';
 
 /**
@@ -49,11 +51,15 @@ export async function activate(
       putTask(ctx, nodeId, iteration, waiting, { status: 'completed', input: null, output: null, arrivals });
       await propagate(ctx, nodeId, iteration, true);
       return;
+    default:
+      await activateControl(ctx, node, iteration, waiting, arrivals);
+      return;
   }
 }
 
-interface TaskFields {
-  readonly status: 'queued' | 'completed' | 'skipped' | 'failed';
+/** What a node instance's row is set to when it starts (or is skipped). */
+export interface TaskFields {
+  readonly status: 'queued' | 'running' | 'completed' | 'skipped' | 'failed';
   readonly input: Json | null;
   readonly output?: Json | null;
   readonly error?: TaskError | null;
@@ -62,7 +68,7 @@ interface TaskFields {
 }
 
 /** Creates attempt 1 of a node instance, or moves its waiting join row on. */
-function putTask(
+export function putTask(
   ctx: DecisionContext,
   nodeId: string,
   iteration: string,
@@ -99,21 +105,29 @@ function putTask(
   });
 }
 
-/** Passes control from a finished node along each outgoing edge; `taken` false passes a skip. */
+/**
+ * Passes control from a finished node along each outgoing edge; `taken` false passes a skip. With
+ * `chosen` (a switch's case, a wait's timeout), only edges to those targets are taken; the others pass a
+ * skip, so joins further on still hear from every branch. A last node of a loop or map body reports to
+ * its pass or item instead of the run.
+ */
 export async function propagate(
   ctx: DecisionContext,
   nodeId: string,
   iteration: string,
   taken: boolean,
+  chosen?: ReadonlySet<string>,
 ): Promise<void> {
   const next = ctx.workflow.graph.successors.get(nodeId) ?? [];
   if (next.length === 0) {
-    await sinkDone(ctx);
+    const container = ctx.workflow.graph.parent.get(nodeId) ?? null;
+    if (container !== null) await bodySinkDone(ctx, container, nodeId, iteration, taken);
+    else await sinkDone(ctx);
     return;
   }
   for (const target of next) {
     if (ctx.run.status !== 'running') return;
-    await arrive(ctx, target, iteration, { from: nodeId, taken });
+    await arrive(ctx, target, iteration, { from: nodeId, taken: taken && (!chosen || chosen.has(target)) });
   }
 }
 
@@ -200,7 +214,7 @@ export async function completeRun(ctx: DecisionContext): Promise<void> {
   const mapping = ctx.workflow.outputMapping;
   let output: Json;
   if (mapping) {
-    const result = await mapping.evaluate(scopeFor(ctx, mapping, ''), ctx.now);
+    const result = await mapping.evaluate(scopeAt(ctx, mapping, { container: null, iteration: '' }), ctx.now);
     if (!result.ok) {
       failRun(ctx, {
         message: `the run output could not be computed: ${result.error.path}: ${result.error.message}`,
@@ -229,45 +243,20 @@ export function failRun(ctx: DecisionContext, error: RunError): void {
   ctx.record('run.failed', { error: error as unknown as Json });
 }
 
+/**
+ * A task's input: its input mapping, or without one the item of the map around it (the run input outside
+ * maps).
+ */
 async function computeInput(
   ctx: DecisionContext,
   node: TaskNode,
   iteration: string,
 ): Promise<{ ok: true; value: Json } | { ok: false; message: string }> {
   const mapping = ctx.workflow.inputMapping(node.id);
-  if (!mapping) return { ok: true, value: ctx.run.input };
-  const result = await mapping.evaluate(scopeFor(ctx, mapping, iteration), ctx.now);
-  if (result.ok) return result;
-  return {
-    ok: false,
-    message: `${result.error.path}: ${result.error.message}${explainRefs(ctx, mapping, iteration)}`,
-  };
-}
-
-/** The expression scope for a mapping: run input, variables, and the outputs of the nodes it reads. */
-function scopeFor(ctx: DecisionContext, mapping: CompiledMapping, iteration: string) {
-  const nodes: Record<string, Json> = {};
-  for (const ref of mapping.refs) {
-    const task = ctx.task(ref, iteration);
-    // An operator's skip may give the node an output; a skipped branch has none.
-    const skippedWithOutput = task?.status === 'skipped' && task.output !== null;
-    if (task?.status === 'completed' || skippedWithOutput)
-      nodes[ref] = { output: task!.output, attempt: task!.attempt };
+  const at = positionOf(ctx, node.id, iteration);
+  if (!mapping) {
+    const map = innermost(ctx, at.container, 'map');
+    return { ok: true, value: map === null ? ctx.run.input : itemOf(ctx, map, iteration) };
   }
-  return {
-    input: ctx.run.input,
-    nodes,
-    vars: ctx.run.vars,
-    run: { id: ctx.run.id, definition: ctx.run.definition, version: ctx.run.version },
-  };
-}
-
-function explainRefs(ctx: DecisionContext, mapping: CompiledMapping, iteration: string): string {
-  const notes: string[] = [];
-  for (const ref of mapping.refs) {
-    const task = ctx.task(ref, iteration);
-    if (!task) notes.push(`node "${ref}" has not run`);
-    else if (task.status !== 'completed') notes.push(`node "${ref}" is ${task.status}, so it has no output`);
-  }
-  return notes.length ? ` (${notes.join('; ')})` : '';
+  return evaluateAt(ctx, mapping, at);
 }

@@ -1,5 +1,6 @@
 import type { Workflow } from '../definition/workflow.js';
 import type { RunEvent } from './events.js';
+import { parentIteration, refIteration } from './iterations.js';
 import type { RunView } from './state.js';
 
 /** A node instance to load: node id and iteration. */
@@ -21,7 +22,13 @@ export function planLoad(workflow: Workflow, run: RunView, event: RunEvent): Sta
     add(nodeId, iteration);
     for (const next of graph.successors.get(nodeId) ?? []) {
       add(next, iteration);
-      for (const ref of workflow.inputMapping(next)?.refs ?? []) add(ref, iteration);
+      for (const ref of workflow.inputMapping(next)?.refs ?? []) add(ref, refIteration(graph, ref, iteration));
+    }
+    // A last node of a loop or map body reports to its pass (or item) row and the container's own row.
+    const container = graph.parent.get(nodeId) ?? null;
+    if (container !== null && (graph.successors.get(nodeId) ?? []).length === 0) {
+      add(container, iteration);
+      add(container, parentIteration(iteration));
     }
     const nearEnd = run.sinksDone + 1 >= graph.sinks.length;
     const reachesSink =
@@ -47,7 +54,15 @@ export function planLoad(workflow: Workflow, run: RunView, event: RunEvent): Sta
       add(event.nodeId, event.iteration);
       break;
     case 'timer_fired':
-      add(event.purpose.nodeId, event.purpose.iteration);
+      if (event.purpose.kind === 'retry') add(event.purpose.nodeId, event.purpose.iteration);
+      else around(event.purpose.nodeId, event.purpose.iteration);
+      break;
+    case 'signal_received':
+      // Top-level nodes waiting for this signal, and what follows them; deeper ones are asked for.
+      for (const [id, node] of graph.nodes) {
+        if (node.kind === 'wait_for_event' && node.event === event.name && graph.parent.get(id) === null)
+          around(id, '');
+      }
       break;
     case 'task_overridden':
     case 'node_skipped':

@@ -1,4 +1,5 @@
 import type { Json, JsonObject } from '../json.js';
+import type { Mailbox, MailboxKey } from './mailbox.js';
 
 /** Where a run is. `paused` is not terminal: a paused run resumes where it stopped. */
 export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'cancelled' | 'terminated';
@@ -95,10 +96,16 @@ export function taskKey(nodeId: string, iteration: string): string {
   return `${nodeId}\u0000${iteration}`;
 }
 
-/** Thrown by a state lookup for a node instance the shell did not load; the decider asks for it and retries. */
+/**
+ * Thrown by a state lookup for a node instance (or a signal mailbox) the shell did not load; the decider
+ * asks for it and retries.
+ */
 export class MissingState extends Error {
-  constructor(readonly keys: readonly { nodeId: string; iteration: string }[]) {
-    super(`state not loaded: ${keys.map((k) => k.nodeId).join(', ')}`);
+  constructor(
+    readonly keys: readonly { nodeId: string; iteration: string }[],
+    readonly mailboxes: readonly MailboxKey[] = [],
+  ) {
+    super(`state not loaded: ${[...keys.map((k) => k.nodeId), ...mailboxes.map((m) => `signal ${m.name}`)].join(', ')}`);
   }
 }
 
@@ -112,6 +119,8 @@ export interface DecisionState {
   readonly tasks: ReadonlyMap<string, TaskState | null>;
   /** True when `tasks` holds every node instance of the run (see `needsWholeRun`): absent means none. */
   readonly complete?: boolean;
+  /** Signal mailboxes loaded for this decision, by `mailboxKey`; null when the mailbox is empty. */
+  readonly mailboxes?: ReadonlyMap<string, Mailbox | null>;
 }
 
 /** Reads a node instance from decision state, enforcing that it was loaded. */

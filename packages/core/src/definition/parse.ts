@@ -11,10 +11,13 @@ import {
   type EdgeDef,
   type JoinMode,
   type NodeDef,
+  type NodeCommon,
   type NodeKind,
   type RetryPolicy,
+  type TaskNode,
 } from './types.js';
 import { validateDefinition } from './validate.js';
+import { CONTROL_KINDS, readControlNode, readEdgeWhen } from './parse-control.js';
 
 /** Definition names: letters, digits, `.`, `_` and `-`, starting with a letter or digit. */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -23,7 +26,7 @@ export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** Task types: what workers poll for. */
 export const TASK_TYPE_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/;
 
-const NODE_KINDS: readonly NodeKind[] = ['task', 'noop'];
+const NODE_KINDS: readonly NodeKind[] = ['task', 'noop', ...CONTROL_KINDS];
 const MAX_TIMEOUT_MS = 365 * 86_400_000;
 
 interface Defaults {
@@ -63,8 +66,8 @@ export function parseDefinition(text: string): Result<Definition, DefinitionProb
   }
   const output = top.json('output');
   const defaults = readDefaults(top);
-  const nodes = readNodes(top, defaults, problems);
-  const edges = readEdges(top, problems);
+  const nodes = readNodes(top, defaults, problems, '');
+  const edges = readEdges(top, problems, '');
   top.done('a definition (expected name, description, input_schema, output, defaults, nodes, edges)');
   const definition: Definition = {
     name: name ?? '',
@@ -87,14 +90,16 @@ export function parseDefinition(text: string): Result<Definition, DefinitionProb
   return checked.length > 0 ? err(checked) : ok(definition);
 }
 
-/** Node ids as written, valid or not. */
+/** Node ids as written, valid or not, those inside loop and map bodies included. */
 function rawNodeIds(tree: Extract<Located, { kind: 'map' }>): string[] {
   const nodes = tree.entries.find((e) => e.key === 'nodes')?.value;
   if (nodes?.kind !== 'seq') return [];
   return nodes.items.flatMap((item) => {
     if (item.kind !== 'map') return [];
     const id = item.entries.find((e) => e.key === 'id')?.value;
-    return id?.kind === 'scalar' && typeof id.value === 'string' ? [id.value] : [];
+    const body = item.entries.find((e) => e.key === 'body')?.value;
+    const inner = body?.kind === 'map' ? rawNodeIds(body) : [];
+    return id?.kind === 'scalar' && typeof id.value === 'string' ? [id.value, ...inner] : inner;
   });
 }
 
@@ -123,10 +128,17 @@ function readRetry(parent: MapReader, base: RetryPolicy): RetryPolicy {
   return { maxAttempts, backoff, delayMs, maxDelayMs, factor };
 }
 
-function readNodes(top: MapReader, defaults: Defaults, problems: DefinitionProblem[]): NodeDef[] {
+function readNodes(
+  top: MapReader,
+  defaults: Defaults,
+  problems: DefinitionProblem[],
+  prefix: string,
+): NodeDef[] {
   const entry = top.entry('nodes');
   if (!entry) {
-    top.problem('a definition needs a "nodes" list with at least one node');
+    top.problem(
+      prefix ? 'a body needs a "nodes" list with at least one node' : 'a definition needs a "nodes" list with at least one node',
+    );
     return [];
   }
   if (entry.value.kind !== 'seq') {
@@ -135,7 +147,7 @@ function readNodes(top: MapReader, defaults: Defaults, problems: DefinitionProbl
   }
   const nodes: NodeDef[] = [];
   entry.value.items.forEach((item, index) => {
-    const node = readNode(item, index, defaults, problems);
+    const node = readNode(item, index, defaults, problems, prefix);
     if (node) nodes.push(node);
   });
   return nodes;
@@ -146,8 +158,9 @@ function readNode(
   index: number,
   defaults: Defaults,
   problems: DefinitionProblem[],
+  prefix: string,
 ): NodeDef | undefined {
-  const path = `nodes[${index}]`;
+  const path = `${prefix}nodes[${index}]`;
   if (item.kind !== 'map') {
     problems.push({
       line: item.line,
@@ -178,36 +191,40 @@ function readNode(
   const common = { id, line: item.line, join, ...(description !== undefined ? { description } : {}) };
   switch (kind) {
     case 'task': {
-      const taskType = r.string('task_type', {
-        required: true,
-        pattern: TASK_TYPE_PATTERN,
-        patternHint: 'is not a valid task type: use letters, digits, ".", "_", ":", "/" and "-"',
-      });
-      const input = r.json('input');
-      const retry = readRetry(r, defaults.retry);
-      const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_TIMEOUT_MS }) ?? defaults.timeoutMs;
-      const priority = r.integer('priority', { min: -1000, max: 1000 }) ?? defaults.priority;
+      const fields = readTaskFields(r, defaults);
       r.done(
         'a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority)',
       );
-      if (taskType === undefined) return undefined;
-      return {
-        ...common,
-        kind,
-        taskType,
-        input: input === undefined ? null : input,
-        retry,
-        timeoutMs,
-        priority,
-      };
+      return fields ? { ...common, kind, ...fields } : undefined;
     }
     case 'noop':
       r.done('a noop node (expected id, kind, description, join)');
       return { ...common, kind };
+    default:
+      return readControlNode(r, kind, common, {
+        nodes: (body, at) => readNodes(body, defaults, problems, at),
+        edges: (body, at) => readEdges(body, problems, at),
+        task: (reader) => readTaskFields(reader, defaults),
+      });
   }
 }
 
-function readEdges(top: MapReader, problems: DefinitionProblem[]): EdgeDef[] {
+/** The fields of a task node (also used by a map's `task`); undefined when the task type is missing. */
+function readTaskFields(r: MapReader, defaults: Defaults): Omit<TaskNode, keyof NodeCommon | 'kind'> | undefined {
+  const taskType = r.string('task_type', {
+    required: true,
+    pattern: TASK_TYPE_PATTERN,
+    patternHint: 'is not a valid task type: use letters, digits, ".", "_", ":", "/" and "-"',
+  });
+  const input = r.json('input');
+  const retry = readRetry(r, defaults.retry);
+  const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_TIMEOUT_MS }) ?? defaults.timeoutMs;
+  const priority = r.integer('priority', { min: -1000, max: 1000 }) ?? defaults.priority;
+  if (taskType === undefined) return undefined;
+  return { taskType, input: input === undefined ? null : input, retry, timeoutMs, priority };
+}
+
+function readEdges(top: MapReader, problems: DefinitionProblem[], prefix: string): EdgeDef[] {
   const entry = top.entry('edges');
   if (!entry || (entry.value.kind === 'scalar' && entry.value.value === null)) return [];
   if (entry.value.kind !== 'seq') {
@@ -220,7 +237,7 @@ function readEdges(top: MapReader, problems: DefinitionProblem[]): EdgeDef[] {
   }
   const edges: EdgeDef[] = [];
   entry.value.items.forEach((item, index) => {
-    const path = `edges[${index}]`;
+    const path = `${prefix}edges[${index}]`;
     if (item.kind !== 'map') {
       problems.push({
         line: item.line,
@@ -232,7 +249,8 @@ function readEdges(top: MapReader, problems: DefinitionProblem[]): EdgeDef[] {
     const r = new MapReader(item, path, problems);
     const from = r.string('from', { required: true });
     const toEntry = r.entry('to');
-    r.done('an edge (expected from, to)');
+    const when = readEdgeWhen(r);
+    r.done('an edge (expected from, to, case, default, on)');
     if (!toEntry) {
       r.problem('is required', item.line, 'to');
       return;
@@ -254,7 +272,7 @@ function readEdges(top: MapReader, problems: DefinitionProblem[]): EdgeDef[] {
       return;
     }
     if (from === undefined) return;
-    for (const to of targets) edges.push({ from, to, line: item.line });
+    for (const to of targets) edges.push({ from, to, line: item.line, ...(when ? { when } : {}) });
   });
   return edges;
 }

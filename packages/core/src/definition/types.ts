@@ -1,5 +1,6 @@
 import type { MappingSource } from '../expr/mapping.js';
 import type { JsonObject } from '../json.js';
+import type { ControlNode, EdgeWhen } from './control-types.js';
 
 /** How a node with several incoming edges waits: for every branch that can still arrive, or the first. */
 export type JoinMode = 'all' | 'any';
@@ -18,7 +19,7 @@ export interface RetryPolicy {
 }
 
 /** Fields every node has. `line` is where the node starts in the YAML source (1-based, 0 if built in code). */
-interface NodeCommon {
+export interface NodeCommon {
   readonly id: string;
   readonly line: number;
   readonly join: JoinMode;
@@ -42,8 +43,8 @@ export interface NoopNode extends NodeCommon {
   readonly kind: 'noop';
 }
 
-/** Every kind of node. */
-export type NodeDef = TaskNode | NoopNode;
+/** Every kind of node. The control and wait kinds are defined in control-types.ts. */
+export type NodeDef = TaskNode | NoopNode | ControlNode;
 
 /** The kinds of node, as written in YAML. */
 export type NodeKind = NodeDef['kind'];
@@ -53,6 +54,8 @@ export interface EdgeDef {
   readonly from: string;
   readonly to: string;
   readonly line: number;
+  /** For edges out of a switch or a wait_for_event: when the edge is taken. Absent: always. */
+  readonly when?: EdgeWhen;
 }
 
 /** A workflow definition: the validated, normalised form of one YAML document. */

@@ -1,13 +1,17 @@
 import { compileMapping } from '../expr/mapping.js';
 import { compileSchema } from '../schema.js';
-import { ancestorsOf, buildGraph, findCycle, kahn } from './graph.js';
+import { allNodes, isContainer } from './control-types.js';
+import { ancestorsOf, buildGraph, findCycle, type Graph, kahn } from './graph.js';
+import { nodeMappings } from './mappings.js';
 import { type DefinitionProblem, suggest } from './problems.js';
-import type { Definition } from './types.js';
+import type { Definition, EdgeDef, NodeDef } from './types.js';
+import { validateControl } from './validate-control.js';
 
 /**
- * Checks a definition's graph and expressions: no empty graph, no duplicate node ids, no edges to unknown
- * nodes or to themselves, no cycles (Kahn's algorithm), expressions that parse and read only nodes that
- * run before them, and an input schema that compiles. Returns every problem found (none: it is valid).
+ * Checks a definition's graph and expressions: no empty graph or body, no duplicate node ids, no edges to
+ * unknown nodes, to themselves or across a body's boundary, no cycles (Kahn's algorithm), edge labels
+ * that fit their node, expressions that parse and read only nodes that run before them, and an input
+ * schema that compiles. Returns every problem found (none: it is valid).
  */
 export function validateDefinition(
   def: Definition,
@@ -19,8 +23,9 @@ export function validateDefinition(
     return problems;
   }
   if (def.nodes.length === 0) return problems;
+  const every = allNodes(def.nodes);
   const firstLine = new Map<string, number>();
-  for (const node of def.nodes) {
+  for (const { node } of every) {
     const earlier = firstLine.get(node.id);
     if (earlier !== undefined) {
       problems.push({
@@ -31,35 +36,15 @@ export function validateDefinition(
       });
     } else firstLine.set(node.id, node.line);
   }
-  const ids = [...firstLine.keys()];
-  const seenEdges = new Set<string>();
-  def.edges.forEach((edge, index) => {
-    const path = `edges[${index}]`;
-    for (const end of [edge.from, edge.to]) {
-      if (!firstLine.has(end) && !alsoKnown.has(end)) {
-        const hint = suggest(end, ids);
-        problems.push({
-          line: edge.line,
-          path,
-          message: `edge ${edge.from} -> ${edge.to}: there is no node "${end}"${hint ? ` (did you mean "${hint}"?)` : ''}`,
-        });
-      }
-    }
-    if (edge.from === edge.to) {
-      problems.push({
-        line: edge.line,
-        node: edge.from,
-        path,
-        message: `edge ${edge.from} -> ${edge.to} points at its own node`,
-      });
-    }
-    const key = `${edge.from}\u0000${edge.to}`;
-    if (seenEdges.has(key)) {
-      problems.push({ line: edge.line, path, message: `edge ${edge.from} -> ${edge.to} is listed twice` });
-    }
-    seenEdges.add(key);
-  });
   const graph = buildGraph(def);
+  checkEdges(def.edges, 'edges', null, graph, alsoKnown, problems);
+  for (const { node } of every) {
+    if (!isContainer(node)) continue;
+    const what = `the body of ${node.kind} "${node.id}"`;
+    if (node.body.nodes.length === 0)
+      problems.push({ line: node.line, node: node.id, path: 'body', message: `${what} is empty: add at least one node` });
+    checkEdges(node.body.edges, `${what}: edges`, node.id, graph, alsoKnown, problems);
+  }
   const { blocked } = kahn(graph.nodes, graph.successors, graph.predecessors);
   if (blocked.length > 0) {
     const cycle = findCycle(blocked, graph.successors);
@@ -68,49 +53,32 @@ export function validateDefinition(
       line: graph.nodes.get(start)?.line ?? 0,
       node: start,
       path: 'edges',
-      message: `the graph has a cycle: ${cycle.join(' -> ')}; a workflow graph must be acyclic`,
+      message: `the graph has a cycle: ${cycle.join(' -> ')}; a workflow graph must be acyclic (repeat work with a loop node)`,
     });
   }
-  for (const [index, node] of def.nodes.entries()) {
-    if (node.kind !== 'task' || node.input === null) continue;
-    const compiled = compileMapping(node.input, 'input');
-    if (!compiled.ok) {
-      for (const p of compiled.error) {
+  problems.push(...validateControl(def, graph));
+  const acyclic = blocked.length === 0;
+  for (const { node } of every) {
+    for (const m of nodeMappings(node)) {
+      const compiled = compileMapping(m.source, m.field);
+      if (!compiled.ok) {
+        for (const p of compiled.error) {
+          problems.push({ line: node.line, node: node.id, path: p.path, message: `${p.path}: ${p.message}` });
+        }
+        continue;
+      }
+      for (const dynamic of compiled.value.dynamicRefs) {
         problems.push({
           line: node.line,
           node: node.id,
-          path: `nodes[${index}].${p.path}`,
-          message: `${p.path}: ${p.message}`,
+          path: m.field,
+          message: `${m.field} reads ${dynamic}; name the node you need, as nodes.<id>.output`,
         });
       }
-      continue;
-    }
-    const before = blocked.length > 0 ? null : ancestorsOf(graph, node.id);
-    for (const dynamic of compiled.value.dynamicRefs) {
-      problems.push({
-        line: node.line,
-        node: node.id,
-        path: `nodes[${index}].input`,
-        message: `input reads ${dynamic}; name the node you need, as nodes.<id>.output`,
-      });
-    }
-    for (const ref of compiled.value.refs) {
-      if (alsoKnown.has(ref) && !firstLine.has(ref)) continue;
-      if (!firstLine.has(ref)) {
-        const hint = suggest(ref, ids);
-        problems.push({
-          line: node.line,
-          node: node.id,
-          path: `nodes[${index}].input`,
-          message: `input reads nodes.${ref}, but there is no node "${ref}"${hint ? ` (did you mean "${hint}"?)` : ''}`,
-        });
-      } else if (before && !before.has(ref)) {
-        problems.push({
-          line: node.line,
-          node: node.id,
-          path: `nodes[${index}].input`,
-          message: `input reads nodes.${ref}, which does not run before "${node.id}"; add an edge path from "${ref}" to "${node.id}"`,
-        });
+      for (const ref of compiled.value.refs) {
+        if (alsoKnown.has(ref) && !firstLine.has(ref)) continue;
+        const why = refProblem(graph, node, ref, m.reads, acyclic);
+        if (why) problems.push({ line: node.line, node: node.id, path: m.field, message: `${m.field} reads ${why}` });
       }
     }
   }
@@ -121,12 +89,14 @@ export function validateDefinition(
         problems.push({ line: 0, path: p.path, message: `${p.path}: ${p.message}` });
     } else {
       for (const ref of compiled.value.refs) {
-        if (!firstLine.has(ref))
+        if (!graph.nodes.has(ref))
           problems.push({
             line: 0,
             path: 'output',
             message: `output reads nodes.${ref}, but there is no node "${ref}"`,
           });
+        else if (graph.parent.get(ref) !== null)
+          problems.push({ line: 0, path: 'output', message: `output reads ${insideBody(graph, ref)}` });
       }
       for (const dynamic of compiled.value.dynamicRefs) {
         problems.push({
@@ -147,4 +117,95 @@ export function validateDefinition(
       });
   }
   return problems;
+}
+
+/** Checks one scope's edges: known endpoints in that scope, no self edges, no duplicates. */
+function checkEdges(
+  edges: readonly EdgeDef[],
+  label: string,
+  scope: string | null,
+  graph: Graph,
+  alsoKnown: ReadonlySet<string>,
+  problems: DefinitionProblem[],
+): void {
+  const ids = [...graph.nodes.keys()].filter((id) => graph.parent.get(id) === scope);
+  const seen = new Set<string>();
+  edges.forEach((edge, index) => {
+    const path = scope === null ? `edges[${index}]` : `${label}[${index}]`;
+    for (const end of [edge.from, edge.to]) {
+      if (!graph.nodes.has(end)) {
+        if (alsoKnown.has(end)) continue;
+        const hint = suggest(end, ids);
+        problems.push({
+          line: edge.line,
+          path,
+          message: `${scope === null ? '' : `${label.replace(/: edges$/, '')}: `}edge ${edge.from} -> ${edge.to}: there is no node "${end}"${hint ? ` (did you mean "${hint}"?)` : ''}`,
+        });
+      } else if (graph.parent.get(end) !== scope) {
+        const home = graph.parent.get(end);
+        problems.push({
+          line: edge.line,
+          node: end,
+          path,
+          message: `edge ${edge.from} -> ${edge.to}: "${end}" is ${home ? `inside the body of "${home}"` : 'a top-level node'}, so this edge would cross a body's boundary; edges stay within one body (or the top level)`,
+        });
+      }
+    }
+    if (edge.from === edge.to) {
+      problems.push({
+        line: edge.line,
+        node: edge.from,
+        path,
+        message: `edge ${edge.from} -> ${edge.to} points at its own node`,
+      });
+    }
+    const key = `${edge.from}\u0000${edge.to}`;
+    if (seen.has(key)) {
+      problems.push({ line: edge.line, path, message: `edge ${edge.from} -> ${edge.to} is listed twice` });
+    }
+    seen.add(key);
+  });
+}
+
+/**
+ * Why `reader` may not read `nodes.<ref>`, or null when it may. A node reads nodes of its own scope that
+ * run before it, and nodes of enclosing scopes that run before the loop or map around it. A loop's
+ * `while` and a body's `output` (`reads: body`) also read every node of that body.
+ */
+function refProblem(
+  graph: Graph,
+  reader: NodeDef,
+  ref: string,
+  reads: 'before' | 'body',
+  acyclic: boolean,
+): string | null {
+  if (!graph.nodes.has(ref)) {
+    const hint = suggest(ref, [...graph.nodes.keys()]);
+    return `nodes.${ref}, but there is no node "${ref}"${hint ? ` (did you mean "${hint}"?)` : ''}`;
+  }
+  const home = graph.parent.get(ref) ?? null;
+  if (reads === 'body' && home === reader.id) return null;
+  // The node at `home`'s level that is the reader or holds it.
+  let at: string | null = reader.id;
+  while (at !== null && (graph.parent.get(at) ?? null) !== home) at = graph.parent.get(at) ?? null;
+  if (at === null) return insideBody(graph, ref, reader);
+  if (!acyclic) return null;
+  if (ancestorsOf(graph, at).has(ref)) return null;
+  if (at === reader.id)
+    return `nodes.${ref}, which does not run before "${reader.id}"; add an edge path from "${ref}" to "${reader.id}"`;
+  return `nodes.${ref}, which does not run before "${at}" (the ${graph.nodes.get(at)?.kind} around "${reader.id}"); add an edge path from "${ref}" to "${at}"`;
+}
+
+/** Explains that a node inside a body is read from outside that body. */
+function insideBody(graph: Graph, ref: string, reader?: NodeDef): string {
+  const around = new Set<string>();
+  for (let at = reader ? (graph.parent.get(reader.id) ?? null) : null; at !== null; at = graph.parent.get(at) ?? null)
+    around.add(at);
+  // The outermost loop or map holding `ref` that does not also hold the reader.
+  let container = graph.parent.get(ref)!;
+  for (let at = graph.parent.get(ref) ?? null; at !== null && !around.has(at); at = graph.parent.get(at) ?? null)
+    container = at;
+  const kind = graph.nodes.get(container)?.kind;
+  const unit = kind === 'loop' ? 'pass' : 'item';
+  return `nodes.${ref}, which is inside the body of ${kind} "${container}" and runs once per ${unit}; read its results through nodes.${container}.output (a list, one entry per ${unit})`;
 }

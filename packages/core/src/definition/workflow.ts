@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { type CompiledMapping, compileMapping } from '../expr/mapping.js';
 import { canonicalJson } from '../json.js';
+import { allNodes, isContainer } from './control-types.js';
 import { buildGraph, type Graph, sortedEdges } from './graph.js';
+import { nodeMappings } from './mappings.js';
 import type { Definition, NodeDef } from './types.js';
 
 /** A validated definition with its graph indexes and parsed expressions, ready for the decider. */
@@ -12,20 +14,26 @@ export interface Workflow {
   node(id: string): NodeDef;
   /** The parsed input mapping of a task node, or null when it has none. */
   inputMapping(id: string): CompiledMapping | null;
+  /** The parsed mapping of one of a node's expression fields (see `nodeMappings`), or null when absent. */
+  mapping(id: string, field: string): CompiledMapping | null;
   /** The parsed run output mapping, or null for the default output. */
   readonly outputMapping: CompiledMapping | null;
+  /** Names of the signals some wait_for_event node waits for. */
+  readonly signals: ReadonlySet<string>;
 }
 
 /** Prepares a definition that has passed validation. */
 export function compileWorkflow(definition: Definition): Workflow {
   const graph = buildGraph(definition);
-  const inputs = new Map<string, CompiledMapping>();
-  for (const node of definition.nodes) {
-    if (node.kind === 'task' && node.input !== null) {
-      const compiled = compileMapping(node.input, 'input');
+  const mappings = new Map<string, CompiledMapping>();
+  const signals = new Set<string>();
+  for (const { node } of allNodes(definition.nodes)) {
+    if (node.kind === 'wait_for_event') signals.add(node.event);
+    for (const m of nodeMappings(node)) {
+      const compiled = compileMapping(m.source, m.field);
       if (!compiled.ok)
         throw new Error(`definition ${definition.name} was not validated: ${compiled.error[0]?.message}`);
-      inputs.set(node.id, compiled.value);
+      mappings.set(`${node.id}\u0000${m.field}`, compiled.value);
     }
   }
   let outputMapping: CompiledMapping | null = null;
@@ -43,8 +51,10 @@ export function compileWorkflow(definition: Definition): Workflow {
       if (!node) throw new Error(`definition ${definition.name} has no node "${id}"`);
       return node;
     },
-    inputMapping: (id) => inputs.get(id) ?? null,
+    inputMapping: (id) => mappings.get(`${id}\u0000input`) ?? null,
+    mapping: (id, field) => mappings.get(`${id}\u0000${field}`) ?? null,
     outputMapping,
+    signals,
   };
 }
 
@@ -57,7 +67,19 @@ export function definitionHash(definition: Definition): string {
     const { line: _line, ...rest } = x;
     return rest;
   };
-  const nodes = [...definition.nodes].sort((a, b) => a.id.localeCompare(b.id)).map(stripLine);
+  // Bodies of loops and maps are normalised the same way, all the way down.
+  const normal = (list: readonly NodeDef[]): unknown[] =>
+    [...list]
+      .sort((a, b) => a.id.localeCompare(b.id))
+      .map((n) =>
+        isContainer(n)
+          ? {
+              ...stripLine(n),
+              body: { ...n.body, nodes: normal(n.body.nodes), edges: sortedEdges(n.body.edges).map(stripLine) },
+            }
+          : stripLine(n),
+      );
+  const nodes = normal(definition.nodes);
   const edges = sortedEdges(definition.edges).map(stripLine);
   const text = canonicalJson({ ...definition, nodes, edges });
   return createHash('sha256').update(text).digest('hex');

@@ -1,0 +1,43 @@
+import type { MappingSource } from '../expr/mapping.js';
+import type { NodeDef } from './types.js';
+
+/**
+ * One expression-bearing field of a node. `reads` says which nodes it may read: `before` for fields
+ * evaluated when the node is reached (nodes that run before it, in its own scope or around its
+ * container); `body` for fields evaluated over a finished pass or item of a loop or map (the body's nodes,
+ * and the nodes that run before the container).
+ */
+export interface NodeMapping {
+  /** The field as written, used in problems and to look the compiled mapping up: `input`, `body.output`. */
+  readonly field: string;
+  readonly source: MappingSource;
+  readonly reads: 'before' | 'body';
+}
+
+/** Every mapping or expression a node carries, by field. */
+export function nodeMappings(node: NodeDef): NodeMapping[] {
+  const before = (field: string, source: MappingSource | null): NodeMapping[] =>
+    source === null ? [] : [{ field, source, reads: 'before' }];
+  const body = (field: string, source: MappingSource | null): NodeMapping[] =>
+    source === null ? [] : [{ field, source, reads: 'body' }];
+  switch (node.kind) {
+    case 'task':
+      return before('input', node.input);
+    case 'noop':
+      return [];
+    case 'switch':
+      return before('expression', node.expression);
+    case 'wait':
+      return before('until', node.until);
+    case 'wait_for_event':
+      return before('correlation', node.correlation);
+    case 'loop':
+      return [...body('while', node.while), ...body('body.output', node.body.output)];
+    case 'map':
+      return [...before('items', node.items), ...body('body.output', node.body.output)];
+    case 'transform':
+      return [...before('value', node.value), ...before('vars', node.vars)];
+    case 'terminate':
+      return [...before('output', node.output), ...before('reason', node.reason)];
+  }
+}

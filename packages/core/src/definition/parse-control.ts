@@ -1,0 +1,190 @@
+import type { Json } from '../json.js';
+import type { Body, ControlNode, EdgeWhen } from './control-types.js';
+import { describeLocated } from './located.js';
+import type { MapReader } from './reader.js';
+import type { EdgeDef, NodeCommon, NodeDef, TaskNode } from './types.js';
+
+/** The control and wait node kinds, as written in YAML. */
+export const CONTROL_KINDS = [
+  'switch',
+  'wait',
+  'wait_for_event',
+  'loop',
+  'map',
+  'transform',
+  'terminate',
+] as const satisfies readonly ControlNode['kind'][];
+
+/** Signal names: what `weft signal RUN NAME` sends and `wait_for_event` waits for. */
+export const SIGNAL_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/;
+
+/** Longest wait or timeout a definition may name. */
+const MAX_WAIT_MS = 365 * 86_400_000;
+/** Most passes a loop may allow. */
+export const MAX_LOOP_ITERATIONS = 10_000;
+
+/** How the control-node reader reaches back into the main parser (for bodies and map tasks). */
+export interface BodyParts {
+  nodes(reader: MapReader, prefix: string): NodeDef[];
+  edges(reader: MapReader, prefix: string): EdgeDef[];
+  task(reader: MapReader): Omit<TaskNode, keyof NodeCommon | 'kind'> | undefined;
+}
+
+/** Reads the fields of a control or wait node; reports problems on the reader; undefined when unusable. */
+export function readControlNode(
+  r: MapReader,
+  kind: ControlNode['kind'],
+  common: NodeCommon,
+  parts: BodyParts,
+): ControlNode | undefined {
+  switch (kind) {
+    case 'switch': {
+      const expression = r.string('expression', { required: true });
+      r.done('a switch node (expected id, kind, description, join, expression)');
+      return expression === undefined ? undefined : { ...common, kind, expression };
+    }
+    case 'wait': {
+      const durationMs = r.duration('duration', { minMs: 0, maxMs: MAX_WAIT_MS });
+      const until = r.string('until');
+      r.done('a wait node (expected id, kind, description, join, duration, until)');
+      if ((durationMs === undefined) === (until === undefined)) {
+        if (!r.has('duration') && !r.has('until'))
+          r.problem('a wait node needs either duration (like 2h) or until (an expression giving a time)');
+        else if (r.has('duration') && r.has('until'))
+          r.problem('give either duration or until, not both', r.lineOf('until'));
+        return undefined;
+      }
+      return { ...common, kind, durationMs: durationMs ?? null, until: until ?? null };
+    }
+    case 'wait_for_event': {
+      const event = r.string('event', {
+        required: true,
+        pattern: SIGNAL_NAME_PATTERN,
+        patternHint: 'is not a valid signal name: use letters, digits, ".", "_", ":", "/" and "-"',
+      });
+      const correlation = r.string('correlation');
+      const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_WAIT_MS });
+      r.done('a wait_for_event node (expected id, kind, description, join, event, correlation, timeout)');
+      if (event === undefined) return undefined;
+      return { ...common, kind, event, correlation: correlation ?? null, timeoutMs: timeoutMs ?? null };
+    }
+    case 'loop': {
+      const condition = r.string('while', { required: true });
+      const maxIterations = r.integer('max_iterations', { min: 1, max: MAX_LOOP_ITERATIONS });
+      if (!r.has('max_iterations'))
+        r.problem(`is required (at most ${MAX_LOOP_ITERATIONS}): a loop needs a limit`, r.source.line, 'max_iterations');
+      const body = readBody(r, parts);
+      r.done('a loop node (expected id, kind, description, join, while, max_iterations, body)');
+      if (condition === undefined || maxIterations === undefined || !body) return undefined;
+      return { ...common, kind, while: condition, maxIterations, body };
+    }
+    case 'map': {
+      const items = r.string('items', { required: true });
+      const concurrency = r.integer('concurrency', { min: 1, max: 100_000 });
+      let body: Body | undefined;
+      if (r.has('body') && r.has('task')) {
+        r.problem('give either body (a sub-graph) or task (one task per item), not both', r.lineOf('task'));
+      } else if (r.has('task')) {
+        body = readMapTask(r, common.id, parts);
+      } else if (r.has('body')) {
+        body = readBody(r, parts);
+      } else {
+        r.problem('a map node needs a body (a sub-graph run per item) or a task (one task per item)');
+      }
+      r.done('a map node (expected id, kind, description, join, items, concurrency, body, task)');
+      if (items === undefined || !body) return undefined;
+      return { ...common, kind, items, concurrency: concurrency ?? null, body };
+    }
+    case 'transform': {
+      if (!r.has('value')) r.problem('is required: the mapping that computes the output', r.source.line, 'value');
+      const value = r.json('value');
+      const vars = r.json('vars');
+      if (vars !== undefined && (vars === null || typeof vars !== 'object' || Array.isArray(vars)))
+        r.problem('must be a map of variable names to expressions', r.lineOf('vars'), 'vars');
+      r.done('a transform node (expected id, kind, description, join, value, vars)');
+      if (value === undefined) return undefined;
+      return { ...common, kind, value, vars: vars ?? null };
+    }
+    case 'terminate': {
+      const status = r.oneOf('status', ['completed', 'failed'] as const);
+      if (!r.has('status')) r.problem('is required: completed or failed', r.source.line, 'status');
+      const output = r.json('output');
+      const reason = r.string('reason');
+      r.done('a terminate node (expected id, kind, description, join, status, output, reason)');
+      if (status === 'completed' && reason !== undefined)
+        r.problem('reason is for status failed; a completed run takes an output', r.lineOf('reason'));
+      if (status === 'failed' && output !== undefined)
+        r.problem('output is for status completed; a failed run takes a reason', r.lineOf('output'));
+      if (status === undefined) return undefined;
+      return { ...common, kind, status, output: output ?? null, reason: reason ?? null };
+    }
+  }
+}
+
+/** Reads a `body: { nodes, edges, output }` sub-graph. */
+function readBody(r: MapReader, parts: BodyParts): Body | undefined {
+  if (!r.has('body')) {
+    r.problem('is required: the sub-graph to run, with nodes and edges', r.source.line, 'body');
+    return undefined;
+  }
+  const reader = r.map('body');
+  if (!reader) return undefined;
+  const prefix = `${reader.path}.`;
+  const nodes = parts.nodes(reader, prefix);
+  const edges = parts.edges(reader, prefix);
+  const output = reader.json('output');
+  reader.done('a body (expected nodes, edges, output)');
+  return { nodes, edges, output: output ?? null };
+}
+
+/** A map's `task:` is a body of one task node, `<map id>.task`, that gets the item as its input by default. */
+function readMapTask(r: MapReader, mapId: string, parts: BodyParts): Body | undefined {
+  const reader = r.map('task');
+  if (!reader) return undefined;
+  const fields = parts.task(reader);
+  reader.done('a map task (expected task_type, input, retry, timeout, priority)');
+  if (!fields) return undefined;
+  const node: TaskNode = { id: `${mapId}.task`, line: reader.source.line, join: 'all', kind: 'task', ...fields };
+  return { nodes: [node], edges: [], output: null };
+}
+
+/** Reads an edge's `case`, `default` or `on` label. */
+export function readEdgeWhen(r: MapReader): EdgeWhen | undefined {
+  const given = ['case', 'default', 'on'].filter((k) => r.has(k));
+  if (given.length > 1) {
+    r.problem(`an edge takes one of case, default and on, not ${given.join(' and ')}`, r.lineOf(given[1]!));
+    for (const k of given) r.entry(k);
+    return undefined;
+  }
+  if (r.has('case')) {
+    const e = r.entry('case')!;
+    const raw = e.value;
+    const items = raw.kind === 'seq' ? raw.items : [raw];
+    const values: Json[] = [];
+    for (const item of items) {
+      if (item.kind !== 'scalar' || item.value === null) {
+        r.problem(`must be a value (text, a number or true/false) or a list of them, not ${describeLocated(item)}`, e.line, 'case');
+        return undefined;
+      }
+      values.push(item.value);
+    }
+    if (values.length === 0) {
+      r.problem('must name at least one value', e.line, 'case');
+      return undefined;
+    }
+    return { kind: 'case', values };
+  }
+  if (r.has('default')) {
+    const e = r.entry('default')!;
+    if (e.value.kind !== 'scalar' || e.value.value !== true) {
+      r.problem(`must be true (the edge taken when no case matches), not ${describeLocated(e.value)}`, e.line, 'default');
+      return undefined;
+    }
+    return { kind: 'default' };
+  }
+  if (r.has('on')) {
+    const on = r.oneOf('on', ['timeout'] as const);
+    return on === undefined ? undefined : { kind: 'timeout' };
+  }
+  return undefined;
+}
