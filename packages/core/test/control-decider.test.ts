@@ -72,7 +72,9 @@ edges:
     const sim = new Sim(routed, { level: 'gold' });
     await sim.send({ kind: 'run_started' });
     expect(sim.run.status).toBe('failed');
-    expect(JSON.stringify(sim.history.at(-1))).toContain('input.tier does not exist: input has no \\"tier\\"');
+    expect(JSON.stringify(sim.history.at(-1))).toContain(
+      'input.tier does not exist: input has no \\"tier\\"',
+    );
   });
 });
 

@@ -31,7 +31,8 @@ export class Sim {
   run: RunView;
   readonly tasks = new Map<string, TaskState>();
   readonly actions: Action[] = [];
-  readonly history: { type: string; nodeId?: string; iteration?: string; attempt?: number; data: Json }[] = [];
+  readonly history: { type: string; nodeId?: string; iteration?: string; attempt?: number; data: Json }[] =
+    [];
   readonly timers: { dueAt: Date; purpose: Extract<RunEvent, { kind: 'timer_fired' }>['purpose'] }[] = [];
   /** Events kept for a later decision (`defer`), and decisions asked for (`request_decision`). */
   readonly inbox: RunEvent[] = [];

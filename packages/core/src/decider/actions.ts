@@ -36,7 +36,10 @@ export type Action =
    * schedules another evaluation (seed 001: absorbed duplicates). `queued` attempts are dispatched. */
   | ({
       readonly kind: 'create_task';
-      readonly status: Extract<TaskStatus, 'waiting' | 'queued' | 'running' | 'completed' | 'skipped' | 'failed'>;
+      readonly status: Extract<
+        TaskStatus,
+        'waiting' | 'queued' | 'running' | 'completed' | 'skipped' | 'failed'
+      >;
       readonly input: Json | null;
       readonly output: Json | null;
       readonly error: TaskError | null;

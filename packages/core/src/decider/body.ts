@@ -69,7 +69,7 @@ export async function bodySinkDone(
 ): Promise<void> {
   const container = ctx.workflow.node(containerId) as ContainerNode;
   const pass = ctx.task(containerId, iteration);
-  if (!pass || pass.status !== 'running' || pass.arrivals.some((a) => a.from === sinkId)) return;
+  if (pass?.status !== 'running' || pass.arrivals.some((a) => a.from === sinkId)) return;
   const arrivals = [...pass.arrivals, { from: sinkId, taken }];
   const sinks = ctx.workflow.graph.bodies.get(containerId)?.sinks ?? [];
   const at = { nodeId: containerId, iteration, attempt: pass.attempt };
@@ -87,7 +87,14 @@ export async function bodySinkDone(
     if (own) failRunning(ctx, own, `${unit} ${index}: ${output.message}`, 'input');
     return;
   }
-  ctx.emit({ kind: 'update_task', ...at, expect: 'running', status: 'completed', arrivals, output: output.value });
+  ctx.emit({
+    kind: 'update_task',
+    ...at,
+    expect: 'running',
+    status: 'completed',
+    arrivals,
+    output: output.value,
+  });
   if (container.kind === 'map') await mapItemDone(ctx, container, parent, index);
   else await loopPassDone(ctx, container, parent, index);
 }
@@ -106,7 +113,10 @@ async function iterationOutput(
     return evaluateAt(ctx, mapping, { container: container.id, iteration });
   }
   const sinks = ctx.workflow.graph.bodies.get(container.id)?.sinks ?? [];
-  const tasks = loadAll(ctx, sinks.map((nodeId) => ({ nodeId, iteration })));
+  const tasks = loadAll(
+    ctx,
+    sinks.map((nodeId) => ({ nodeId, iteration })),
+  );
   const only = container.body.nodes.length === 1 ? container.body.nodes[0]! : null;
   if (only && only.id === `${container.id}.task`) return { ok: true, value: tasks[0]?.output ?? null };
   const out: { [key: string]: Json } = {};
@@ -118,7 +128,12 @@ async function iterationOutput(
 }
 
 /** The outputs of passes (or items) 0 to `count - 1`, in order: what a finished loop or map outputs. */
-export function gatherOutputs(ctx: DecisionContext, containerId: string, parent: string, count: number): Json[] {
+export function gatherOutputs(
+  ctx: DecisionContext,
+  containerId: string,
+  parent: string,
+  count: number,
+): Json[] {
   const rows = loadAll(
     ctx,
     Array.from({ length: count }, (_, i) => ({ nodeId: containerId, iteration: childIteration(parent, i) })),

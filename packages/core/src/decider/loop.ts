@@ -1,6 +1,6 @@
 import type { LoopNode } from '../definition/control-types.js';
-import type { DecisionContext } from './context.js';
 import { asCondition, gatherOutputs, startIteration } from './body.js';
+import type { DecisionContext } from './context.js';
 import { propagate, putTask } from './flow.js';
 import { childIteration } from './iterations.js';
 import { completeRunning, failRunning } from './outcome.js';
@@ -24,7 +24,11 @@ export async function activateLoop(
     input: { max_iterations: node.maxIterations },
     arrivals,
   });
-  ctx.record('loop.started', { max_iterations: node.maxIterations }, { nodeId: node.id, iteration, attempt: 1 });
+  ctx.record(
+    'loop.started',
+    { max_iterations: node.maxIterations },
+    { nodeId: node.id, iteration, attempt: 1 },
+  );
   await startIteration(ctx, node, iteration, 0, null, { index: 0 });
 }
 
@@ -36,7 +40,7 @@ export async function loopPassDone(
   index: number,
 ): Promise<void> {
   const own = ctx.task(node.id, parent);
-  if (!own || own.status !== 'running') return;
+  if (own?.status !== 'running') return;
   const pass = childIteration(parent, index);
   const mapping = ctx.workflow.mapping(node.id, 'while');
   if (!mapping) throw new Error(`loop "${node.id}" has no compiled while condition`);

@@ -42,17 +42,36 @@ export async function activateMap(
   }
   const items = evaluated.value;
   if (!Array.isArray(items)) {
-    failAtStart(ctx, node.id, iteration, waiting, arrivals, `items must give a list, not ${describeValue(items)}${wrap}`);
+    failAtStart(
+      ctx,
+      node.id,
+      iteration,
+      waiting,
+      arrivals,
+      `items must give a list, not ${describeValue(items)}${wrap}`,
+    );
     return;
   }
   if (items.length > MAX_MAP_ITEMS) {
-    failAtStart(ctx, node.id, iteration, waiting, arrivals, `items gave ${items.length} items; a map takes at most ${MAX_MAP_ITEMS}`);
+    failAtStart(
+      ctx,
+      node.id,
+      iteration,
+      waiting,
+      arrivals,
+      `items gave ${items.length} items; a map takes at most ${MAX_MAP_ITEMS}`,
+    );
     return;
   }
   const at = { nodeId: node.id, iteration, attempt: 1 };
   ctx.record('map.started', { items: items.length, concurrency: node.concurrency }, at);
   if (items.length === 0) {
-    putTask(ctx, node.id, iteration, waiting, { status: 'completed', input: { items: 0 }, output: [], arrivals });
+    putTask(ctx, node.id, iteration, waiting, {
+      status: 'completed',
+      input: { items: 0 },
+      output: [],
+      arrivals,
+    });
     ctx.record('node.completed', { output: [] }, at);
     await propagate(ctx, node.id, iteration, true);
     return;
@@ -82,10 +101,15 @@ export async function activateMap(
 }
 
 /** Item `index` of the map instance at `parent` is done: start the next, or finish. */
-export async function mapItemDone(ctx: DecisionContext, node: MapNode, parent: string, index: number): Promise<void> {
+export async function mapItemDone(
+  ctx: DecisionContext,
+  node: MapNode,
+  parent: string,
+  index: number,
+): Promise<void> {
   void index;
   const own = ctx.task(node.id, parent);
-  if (!own || own.status !== 'running') return;
+  if (own?.status !== 'running') return;
   const progress = progressOf(own);
   const done = progress.done + 1;
   if (done >= progress.total) {
@@ -102,7 +126,7 @@ async function fill(ctx: DecisionContext, node: MapNode, iteration: string): Pro
   for (;;) {
     if (ctx.run.status !== 'running') return;
     const own = ctx.task(node.id, iteration);
-    if (!own || own.status !== 'running') return;
+    if (own?.status !== 'running') return;
     const progress = progressOf(own);
     if (progress.started >= progress.total) return;
     if (node.concurrency !== null && progress.started - progress.done >= node.concurrency) return;

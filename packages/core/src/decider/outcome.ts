@@ -20,7 +20,11 @@ export function failAtStart(
 ): void {
   const error: TaskError = { message, reason: 'input', retryable: false };
   putTask(ctx, nodeId, iteration, waiting, { status: 'failed', input: null, error, arrivals });
-  ctx.record('task.failed', { error: error as unknown as Json, final: true }, { nodeId, iteration, attempt: 1 });
+  ctx.record(
+    'task.failed',
+    { error: error as unknown as Json, final: true },
+    { nodeId, iteration, attempt: 1 },
+  );
   failRun(ctx, { message: `node "${nodeId}" failed: ${message}`, node: nodeId, reason: 'input' });
 }
 
@@ -35,7 +39,11 @@ export function completeRunning(ctx: DecisionContext, task: TaskState, output: J
     status: 'completed',
     output,
   });
-  ctx.record('node.completed', { output }, { nodeId: task.nodeId, iteration: task.iteration, attempt: task.attempt });
+  ctx.record(
+    'node.completed',
+    { output },
+    { nodeId: task.nodeId, iteration: task.iteration, attempt: task.attempt },
+  );
 }
 
 /** Fails a node instance the engine holds in `running`, and the run. */
@@ -64,7 +72,8 @@ export function failRunning(
 export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'string') return `the text ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
+  if (typeof value === 'string')
+    return `the text ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
   if (typeof value === 'object') return 'an object';
   return `the ${typeof value} ${String(value)}`;
 }

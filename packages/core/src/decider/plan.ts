@@ -22,7 +22,8 @@ export function planLoad(workflow: Workflow, run: RunView, event: RunEvent): Sta
     add(nodeId, iteration);
     for (const next of graph.successors.get(nodeId) ?? []) {
       add(next, iteration);
-      for (const ref of workflow.inputMapping(next)?.refs ?? []) add(ref, refIteration(graph, ref, iteration));
+      for (const ref of workflow.inputMapping(next)?.refs ?? [])
+        add(ref, refIteration(graph, ref, iteration));
     }
     // A last node of a loop or map body reports to its pass (or item) row and the container's own row.
     const container = graph.parent.get(nodeId) ?? null;

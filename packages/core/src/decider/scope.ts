@@ -1,8 +1,14 @@
-import type { CompiledMapping } from '../expr/mapping.js';
 import type { ExpressionScope } from '../expr/expression.js';
+import type { CompiledMapping } from '../expr/mapping.js';
 import type { Json } from '../json.js';
 import type { DecisionContext } from './context.js';
-import { childIteration, iterationIndex, iterationPrefix, parentIteration, refIteration } from './iterations.js';
+import {
+  childIteration,
+  iterationIndex,
+  iterationPrefix,
+  parentIteration,
+  refIteration,
+} from './iterations.js';
 import { MissingState, type TaskState } from './state.js';
 
 /**
@@ -41,7 +47,10 @@ function uses(mapping: CompiledMapping): { item: boolean; previous: boolean } {
 export function scopeAt(ctx: DecisionContext, mapping: CompiledMapping, at: Position): ExpressionScope {
   const graph = ctx.workflow.graph;
   const nodes: Record<string, Json> = {};
-  const keys = mapping.refs.map((ref) => ({ nodeId: ref, iteration: refIteration(graph, ref, at.iteration) }));
+  const keys = mapping.refs.map((ref) => ({
+    nodeId: ref,
+    iteration: refIteration(graph, ref, at.iteration),
+  }));
   loadAll(ctx, keys).forEach((task, i) => {
     // An operator's skip may give the node an output; a skipped branch has none.
     const skippedWithOutput = task?.status === 'skipped' && task.output !== null;
@@ -67,7 +76,11 @@ export function scopeAt(ctx: DecisionContext, mapping: CompiledMapping, at: Posi
 }
 
 /** The innermost container of a kind around a body (the container itself included), or null. */
-export function innermost(ctx: DecisionContext, container: string | null, kind: 'loop' | 'map'): string | null {
+export function innermost(
+  ctx: DecisionContext,
+  container: string | null,
+  kind: 'loop' | 'map',
+): string | null {
   for (let at = container; at !== null; at = ctx.workflow.graph.parent.get(at) ?? null) {
     if (ctx.workflow.node(at).kind === kind) return at;
   }

@@ -1,8 +1,8 @@
 import type { WaitForEventNode } from '../definition/control-types.js';
+import { formatDuration } from '../duration.js';
 import type { Json } from '../json.js';
 import type { DecisionContext } from './context.js';
 import type { RunEvent } from './events.js';
-import { formatDuration } from '../duration.js';
 import { propagate, putTask } from './flow.js';
 import { MAX_BUFFERED_SIGNALS, type SignalWaiter } from './mailbox.js';
 import { completeRunning, describeValue, failAtStart, failRunning } from './outcome.js';
@@ -41,7 +41,14 @@ export async function activateWaitForEvent(
     }
     const key = correlationKey(evaluated.value);
     if (key === null) {
-      failAtStart(ctx, node.id, iteration, waiting, arrivals, `correlation must give text or a number, not ${describeValue(evaluated.value)}`);
+      failAtStart(
+        ctx,
+        node.id,
+        iteration,
+        waiting,
+        arrivals,
+        `correlation must give text or a number, not ${describeValue(evaluated.value)}`,
+      );
       return;
     }
     correlation = key;
@@ -92,14 +99,20 @@ export async function onSignal(ctx: DecisionContext, signal: Signal): Promise<vo
     if (!task || task.attempt !== waiter.attempt || task.status !== 'running') continue;
     ctx.emit({ kind: 'put_mailbox', mailbox: { ...box, waiters } });
     const at = { nodeId: waiter.nodeId, iteration: waiter.iteration, attempt: waiter.attempt };
-    ctx.record('signal.received', { ...base, outcome: 'delivered', node: waiter.nodeId, iteration: waiter.iteration });
+    ctx.record('signal.received', {
+      ...base,
+      outcome: 'delivered',
+      node: waiter.nodeId,
+      iteration: waiter.iteration,
+    });
     ctx.record('signal.delivered', { signal_id: signal.signalId, name: signal.name }, at);
     completeRunning(ctx, task, signal.data);
     await propagate(ctx, waiter.nodeId, waiter.iteration, true, normalEdges(ctx, waiter.nodeId));
     return;
   }
   if (box.buffered.length >= MAX_BUFFERED_SIGNALS) {
-    if (waiters.length !== box.waiters.length) ctx.emit({ kind: 'put_mailbox', mailbox: { ...box, waiters } });
+    if (waiters.length !== box.waiters.length)
+      ctx.emit({ kind: 'put_mailbox', mailbox: { ...box, waiters } });
     ctx.record('signal.received', {
       ...base,
       outcome: 'refused',

@@ -105,7 +105,9 @@ export class MissingState extends Error {
     readonly keys: readonly { nodeId: string; iteration: string }[],
     readonly mailboxes: readonly MailboxKey[] = [],
   ) {
-    super(`state not loaded: ${[...keys.map((k) => k.nodeId), ...mailboxes.map((m) => `signal ${m.name}`)].join(', ')}`);
+    super(
+      `state not loaded: ${[...keys.map((k) => k.nodeId), ...mailboxes.map((m) => `signal ${m.name}`)].join(', ')}`,
+    );
   }
 }
 

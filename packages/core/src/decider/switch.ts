@@ -60,5 +60,8 @@ function choose(ctx: DecisionContext, nodeId: string, value: Json): { targets: s
     cases.push(...when.values);
     if (when.values.some((v) => canonicalJson(v) === key)) matched.push(target);
   }
-  return { targets: matched.length > 0 ? matched : defaults, cases: [...new Map(cases.map((c) => [canonicalJson(c), c])).values()] };
+  return {
+    targets: matched.length > 0 ? matched : defaults,
+    cases: [...new Map(cases.map((c) => [canonicalJson(c), c])).values()],
+  };
 }

@@ -27,13 +27,25 @@ export async function activateTransform(
   if (varsMapping) {
     const vars = await evaluateAt(ctx, varsMapping, at);
     if (!vars.ok || !isJsonObject(vars.value)) {
-      failAtStart(ctx, node.id, iteration, waiting, arrivals, vars.ok ? 'vars must give an object' : vars.message);
+      failAtStart(
+        ctx,
+        node.id,
+        iteration,
+        waiting,
+        arrivals,
+        vars.ok ? 'vars must give an object' : vars.message,
+      );
       return;
     }
     ctx.emit({ kind: 'set_vars', values: vars.value });
     ctx.record('vars.set', { vars: vars.value }, { nodeId: node.id, iteration, attempt: 1 });
   }
-  putTask(ctx, node.id, iteration, waiting, { status: 'completed', input: null, output: value.value, arrivals });
+  putTask(ctx, node.id, iteration, waiting, {
+    status: 'completed',
+    input: null,
+    output: value.value,
+    arrivals,
+  });
   ctx.record('node.completed', { output: value.value }, { nodeId: node.id, iteration, attempt: 1 });
   await propagate(ctx, node.id, iteration, true);
 }
@@ -63,7 +75,12 @@ export async function activateTerminate(
   }
   putTask(ctx, node.id, iteration, waiting, { status: 'completed', input: null, output: value, arrivals });
   if (node.status === 'failed') {
-    const reason = value === null ? `the run was ended by node "${node.id}"` : typeof value === 'string' ? value : JSON.stringify(value);
+    const reason =
+      value === null
+        ? `the run was ended by node "${node.id}"`
+        : typeof value === 'string'
+          ? value
+          : JSON.stringify(value);
     failRun(ctx, { message: reason, node: node.id, reason: 'terminated' });
     return;
   }

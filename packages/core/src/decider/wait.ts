@@ -45,7 +45,12 @@ export async function activateWait(
   const until = due.toISOString();
   const at = { nodeId: node.id, iteration, attempt: waiting?.attempt ?? 1 };
   if (due.getTime() <= ctx.now.getTime()) {
-    putTask(ctx, node.id, iteration, waiting, { status: 'completed', input: { until }, output: { until }, arrivals });
+    putTask(ctx, node.id, iteration, waiting, {
+      status: 'completed',
+      input: { until },
+      output: { until },
+      arrivals,
+    });
     ctx.record('wait.finished', { until, already_past: true }, at);
     await propagate(ctx, node.id, iteration, true);
     return;

@@ -72,7 +72,11 @@ export function readControlNode(
       const condition = r.string('while', { required: true });
       const maxIterations = r.integer('max_iterations', { min: 1, max: MAX_LOOP_ITERATIONS });
       if (!r.has('max_iterations'))
-        r.problem(`is required (at most ${MAX_LOOP_ITERATIONS}): a loop needs a limit`, r.source.line, 'max_iterations');
+        r.problem(
+          `is required (at most ${MAX_LOOP_ITERATIONS}): a loop needs a limit`,
+          r.source.line,
+          'max_iterations',
+        );
       const body = readBody(r, parts);
       r.done('a loop node (expected id, kind, description, join, while, max_iterations, body)');
       if (condition === undefined || maxIterations === undefined || !body) return undefined;
@@ -84,6 +88,8 @@ export function readControlNode(
       let body: Body | undefined;
       if (r.has('body') && r.has('task')) {
         r.problem('give either body (a sub-graph) or task (one task per item), not both', r.lineOf('task'));
+        r.entry('body');
+        r.entry('task');
       } else if (r.has('task')) {
         body = readMapTask(r, common.id, parts);
       } else if (r.has('body')) {
@@ -96,7 +102,8 @@ export function readControlNode(
       return { ...common, kind, items, concurrency: concurrency ?? null, body };
     }
     case 'transform': {
-      if (!r.has('value')) r.problem('is required: the mapping that computes the output', r.source.line, 'value');
+      if (!r.has('value'))
+        r.problem('is required: the mapping that computes the output', r.source.line, 'value');
       const value = r.json('value');
       const vars = r.json('vars');
       if (vars !== undefined && (vars === null || typeof vars !== 'object' || Array.isArray(vars)))
@@ -144,7 +151,13 @@ function readMapTask(r: MapReader, mapId: string, parts: BodyParts): Body | unde
   const fields = parts.task(reader);
   reader.done('a map task (expected task_type, input, retry, timeout, priority)');
   if (!fields) return undefined;
-  const node: TaskNode = { id: `${mapId}.task`, line: reader.source.line, join: 'all', kind: 'task', ...fields };
+  const node: TaskNode = {
+    id: `${mapId}.task`,
+    line: reader.source.line,
+    join: 'all',
+    kind: 'task',
+    ...fields,
+  };
   return { nodes: [node], edges: [], output: null };
 }
 
@@ -163,7 +176,11 @@ export function readEdgeWhen(r: MapReader): EdgeWhen | undefined {
     const values: Json[] = [];
     for (const item of items) {
       if (item.kind !== 'scalar' || item.value === null) {
-        r.problem(`must be a value (text, a number or true/false) or a list of them, not ${describeLocated(item)}`, e.line, 'case');
+        r.problem(
+          `must be a value (text, a number or true/false) or a list of them, not ${describeLocated(item)}`,
+          e.line,
+          'case',
+        );
         return undefined;
       }
       values.push(item.value);
@@ -177,7 +194,11 @@ export function readEdgeWhen(r: MapReader): EdgeWhen | undefined {
   if (r.has('default')) {
     const e = r.entry('default')!;
     if (e.value.kind !== 'scalar' || e.value.value !== true) {
-      r.problem(`must be true (the edge taken when no case matches), not ${describeLocated(e.value)}`, e.line, 'default');
+      r.problem(
+        `must be true (the edge taken when no case matches), not ${describeLocated(e.value)}`,
+        e.line,
+        'default',
+      );
       return undefined;
     }
     return { kind: 'default' };

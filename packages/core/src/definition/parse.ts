@@ -3,6 +3,7 @@ import type { JsonObject } from '../json.js';
 import { isJsonObject } from '../json.js';
 import { err, ok, type Result } from '../result.js';
 import { describeLocated, type Located, parseLocated } from './located.js';
+import { CONTROL_KINDS, readControlNode, readEdgeWhen } from './parse-control.js';
 import type { DefinitionProblem } from './problems.js';
 import { MapReader } from './reader.js';
 import {
@@ -10,14 +11,13 @@ import {
   type Definition,
   type EdgeDef,
   type JoinMode,
-  type NodeDef,
   type NodeCommon,
+  type NodeDef,
   type NodeKind,
   type RetryPolicy,
   type TaskNode,
 } from './types.js';
 import { validateDefinition } from './validate.js';
-import { CONTROL_KINDS, readControlNode, readEdgeWhen } from './parse-control.js';
 
 /** Definition names: letters, digits, `.`, `_` and `-`, starting with a letter or digit. */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -137,7 +137,9 @@ function readNodes(
   const entry = top.entry('nodes');
   if (!entry) {
     top.problem(
-      prefix ? 'a body needs a "nodes" list with at least one node' : 'a definition needs a "nodes" list with at least one node',
+      prefix
+        ? 'a body needs a "nodes" list with at least one node'
+        : 'a definition needs a "nodes" list with at least one node',
     );
     return [];
   }
@@ -210,7 +212,10 @@ function readNode(
 }
 
 /** The fields of a task node (also used by a map's `task`); undefined when the task type is missing. */
-function readTaskFields(r: MapReader, defaults: Defaults): Omit<TaskNode, keyof NodeCommon | 'kind'> | undefined {
+function readTaskFields(
+  r: MapReader,
+  defaults: Defaults,
+): Omit<TaskNode, keyof NodeCommon | 'kind'> | undefined {
   const taskType = r.string('task_type', {
     required: true,
     pattern: TASK_TYPE_PATTERN,

@@ -42,7 +42,12 @@ export function validateDefinition(
     if (!isContainer(node)) continue;
     const what = `the body of ${node.kind} "${node.id}"`;
     if (node.body.nodes.length === 0)
-      problems.push({ line: node.line, node: node.id, path: 'body', message: `${what} is empty: add at least one node` });
+      problems.push({
+        line: node.line,
+        node: node.id,
+        path: 'body',
+        message: `${what} is empty: add at least one node`,
+      });
     checkEdges(node.body.edges, `${what}: edges`, node.id, graph, alsoKnown, problems);
   }
   const { blocked } = kahn(graph.nodes, graph.successors, graph.predecessors);
@@ -78,7 +83,13 @@ export function validateDefinition(
       for (const ref of compiled.value.refs) {
         if (alsoKnown.has(ref) && !firstLine.has(ref)) continue;
         const why = refProblem(graph, node, ref, m.reads, acyclic);
-        if (why) problems.push({ line: node.line, node: node.id, path: m.field, message: `${m.field} reads ${why}` });
+        if (why)
+          problems.push({
+            line: node.line,
+            node: node.id,
+            path: m.field,
+            message: `${m.field} reads ${why}`,
+          });
       }
     }
   }
@@ -199,11 +210,19 @@ function refProblem(
 /** Explains that a node inside a body is read from outside that body. */
 function insideBody(graph: Graph, ref: string, reader?: NodeDef): string {
   const around = new Set<string>();
-  for (let at = reader ? (graph.parent.get(reader.id) ?? null) : null; at !== null; at = graph.parent.get(at) ?? null)
+  for (
+    let at = reader ? (graph.parent.get(reader.id) ?? null) : null;
+    at !== null;
+    at = graph.parent.get(at) ?? null
+  )
     around.add(at);
   // The outermost loop or map holding `ref` that does not also hold the reader.
   let container = graph.parent.get(ref)!;
-  for (let at = graph.parent.get(ref) ?? null; at !== null && !around.has(at); at = graph.parent.get(at) ?? null)
+  for (
+    let at = graph.parent.get(ref) ?? null;
+    at !== null && !around.has(at);
+    at = graph.parent.get(at) ?? null
+  )
     container = at;
   const kind = graph.nodes.get(container)?.kind;
   const unit = kind === 'loop' ? 'pass' : 'item';

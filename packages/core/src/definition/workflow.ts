@@ -75,7 +75,11 @@ export function definitionHash(definition: Definition): string {
         isContainer(n)
           ? {
               ...stripLine(n),
-              body: { ...n.body, nodes: normal(n.body.nodes), edges: sortedEdges(n.body.edges).map(stripLine) },
+              body: {
+                ...n.body,
+                nodes: normal(n.body.nodes),
+                edges: sortedEdges(n.body.edges).map(stripLine),
+              },
             }
           : stripLine(n),
       );
