@@ -12,6 +12,7 @@ import { BackgroundLoop } from './loop.js';
 import { RunIndex } from './run-index.js';
 import { RunService } from './runs.js';
 import { EngineStats } from './stats.js';
+import { SignalService } from './signals.js';
 import type { Store } from './store.js';
 import { TaskService } from './tasks.js';
 import { Wakeups } from './wakeups.js';
@@ -38,6 +39,7 @@ export class Engine {
   /** Operator actions: pause, resume, cancel, terminate, retry, rerun, finishing tasks by hand. */
   readonly control: ControlService;
   readonly tasks: TaskService;
+  readonly signals: SignalService;
   readonly context: EngineContext;
   private readonly loops: BackgroundLoop[] = [];
   private unlisten: (() => Promise<void>) | null = null;
@@ -63,6 +65,7 @@ export class Engine {
     this.control = new ControlService(this.context);
     this.runs = new RunService(this.context, this.control);
     this.tasks = new TaskService(this.context);
+    this.signals = new SignalService(this.context);
     const clock = options.clock ?? systemClock;
     const onError = (name: string, error: unknown) =>
       this.context.logger.error(

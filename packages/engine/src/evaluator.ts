@@ -4,6 +4,9 @@ import {
   decide,
   isControlEvent,
   needsWholeRun,
+  type Mailbox,
+  type MailboxKey,
+  mailboxKey,
   planLoad,
   type RunEvent,
   type RunView,
@@ -196,6 +199,7 @@ export class Evaluator {
       let state: DecisionState = {
         run: view(run),
         tasks,
+        mailboxes: new Map(),
         ...(complete.has(run.id) ? { complete: true } : {}),
       };
       const actions: Action[] = [];
@@ -210,7 +214,10 @@ export class Evaluator {
           if (round >= MAX_LOAD_ROUNDS)
             throw new Error(`decision on run ${run.id} kept asking for more state (${event.kind})`);
           this.stats.instancesRead += result.keys.length;
-          const rows = await tx.loadTasks(result.keys.map((k) => ({ runId: run.id, ...k })));
+          const [rows, boxes] = await Promise.all([
+            tx.loadTasks(result.keys.map((k) => ({ runId: run.id, ...k }))),
+            result.mailboxes ? loadMailboxes(tx, run.id, result.mailboxes) : null,
+          ]);
           const merged = new Map(state.tasks);
           for (const k of result.keys) merged.set(taskKey(k.nodeId, k.iteration), null);
           for (const row of rows) {
@@ -218,7 +225,11 @@ export class Evaluator {
             merged.set(taskKey(row.nodeId, row.iteration), s);
             runIds.set(taskKey(row.nodeId, row.iteration), id);
           }
-          state = { ...state, tasks: merged };
+          state = {
+            ...state,
+            tasks: merged,
+            mailboxes: boxes ? new Map([...(state.mailboxes ?? []), ...boxes]) : state.mailboxes,
+          };
         }
       }
       pass.addActions(run, actions, runIds);
@@ -227,6 +238,18 @@ export class Evaluator {
     }
     return decided;
   }
+}
+
+/** Loads signal mailboxes for a decision: absent ones are known to be empty (null). */
+async function loadMailboxes(
+  tx: StoreTx,
+  runId: string,
+  keys: readonly MailboxKey[],
+): Promise<Map<string, Mailbox | null>> {
+  const out = new Map<string, Mailbox | null>(keys.map((k) => [mailboxKey(k.name, k.correlation), null]));
+  for (const row of await tx.loadMailboxes(keys.map((k) => ({ runId, ...k }))))
+    out.set(mailboxKey(row.mailbox.name, row.mailbox.correlation), row.mailbox);
+  return out;
 }
 
 function view(run: LockedRun): RunView {

@@ -20,6 +20,7 @@ export * from './pollers.js';
 export * from './records.js';
 export * from './run-index.js';
 export * from './runs.js';
+export * from './signals.js';
 export * from './stats.js';
 export * from './store.js';
 export * from './tasks.js';

@@ -179,6 +179,21 @@ export class Pass {
         case 'defer':
           w.inboxAppend.push({ runId: run.id, event: action.event });
           break;
+        case 'set_vars':
+          this.updateRun(run.id, { vars: { ...this.runUpdates.get(run.id)?.vars, ...action.values } });
+          break;
+        case 'put_mailbox': {
+          // The last state of a mailbox in this pass is the one to store.
+          const at = w.mailboxes.findIndex(
+            (m) =>
+              m.runId === run.id &&
+              m.mailbox.name === action.mailbox.name &&
+              m.mailbox.correlation === action.mailbox.correlation,
+          );
+          if (at >= 0) w.mailboxes.splice(at, 1);
+          w.mailboxes.push({ runId: run.id, mailbox: action.mailbox });
+          break;
+        }
         case 'add_sinks_done':
           this.updateRun(run.id, {
             sinksDelta: (this.runUpdates.get(run.id)?.sinksDelta ?? 0) + action.count,

@@ -3,6 +3,7 @@ import type {
   Definition,
   Json,
   JsonObject,
+  Mailbox,
   RunError,
   RunEvent,
   RunStatus,
@@ -203,9 +204,17 @@ export interface HistoryRow {
   readonly data: Json;
 }
 
+/** A signal mailbox of a run as it now is; one with no kept signals and no waiters is deleted. */
+export interface MailboxRow {
+  readonly runId: string;
+  readonly mailbox: Mailbox;
+}
+
 /** A change to a run row. */
 export interface RunUpdateRow {
   readonly runId: string;
+  /** Run variables to set (merged into the existing ones). */
+  readonly vars?: JsonObject;
   readonly status?: RunStatus;
   readonly output?: Json | null;
   readonly error?: RunError | null;
@@ -233,6 +242,7 @@ export interface WriteSet {
   readonly queue: QueueRow[];
   /** Runs that need another decision after this transaction (written with the rest). */
   readonly decisionRequests: string[];
+  readonly mailboxes: MailboxRow[];
 }
 
 /** An empty write set. */
@@ -248,5 +258,6 @@ export function emptyWriteSet(): WriteSet {
     inboxAppend: [],
     queue: [],
     decisionRequests: [],
+    mailboxes: [],
   };
 }

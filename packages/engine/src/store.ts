@@ -1,4 +1,4 @@
-import type { Definition, Json, RunEvent, RunStatus, TaskState } from '@weft/core';
+import type { Definition, Json, Mailbox, RunEvent, RunStatus, TaskState } from '@weft/core';
 import type {
   DefinitionRecord,
   HistoryRecord,
@@ -23,6 +23,13 @@ export interface StateKey {
   readonly runId: string;
   readonly nodeId: string;
   readonly iteration: string;
+}
+
+/** A signal mailbox of a run, to load for a decision. */
+export interface MailboxStateKey {
+  readonly runId: string;
+  readonly name: string;
+  readonly correlation: string;
 }
 
 /** A node instance's latest attempt as loaded for a decision, with its run and row id. */
@@ -158,6 +165,8 @@ export interface StoreTx {
    * transaction ends, so that no lease, report or lease expiry changes it under an operator's action.
    */
   lockTasks(keys: readonly StateKey[]): Promise<LoadedTask[]>;
+  /** Signal mailboxes of runs the caller has locked; a mailbox with nothing in it has no row. */
+  loadMailboxes(keys: readonly MailboxStateKey[]): Promise<{ runId: string; mailbox: Mailbox }[]>;
 
   /** Applies workers' reports, fenced by attempt, lease token and a non-final status. */
   finishTasks(reports: readonly TaskReport[]): Promise<ReportVerdict[]>;

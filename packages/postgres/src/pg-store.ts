@@ -4,6 +4,7 @@ import type {
   LeasedTask,
   LeaseRequest,
   LoadedTask,
+  MailboxStateKey,
   NewRun,
   StateKey,
   Store,
@@ -22,6 +23,7 @@ import { readHistory } from './ops/history.js';
 import { appendInbox, readInbox } from './ops/inbox.js';
 import { leaseTasks, leaseTasksById, renewLeases } from './ops/lease-tasks.js';
 import { loadRunTasks, loadTasks, lockTasks } from './ops/load-tasks.js';
+import { loadMailboxes } from './ops/mailboxes.js';
 import * as runs from './ops/runs.js';
 import { dueTimers, takeTimers } from './ops/timers.js';
 import { applyWriteSet } from './ops/write-set.js';
@@ -159,6 +161,9 @@ class PgStoreTx implements StoreTx {
   }
   lockTasks(keys: readonly StateKey[]): Promise<LoadedTask[]> {
     return lockTasks(this.tx, keys);
+  }
+  loadMailboxes(keys: readonly MailboxStateKey[]) {
+    return loadMailboxes(this.tx, keys);
   }
   finishTasks(reports: readonly TaskReport[]) {
     return finishTasks(this.tx, reports);

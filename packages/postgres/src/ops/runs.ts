@@ -59,13 +59,15 @@ export async function updateRuns(sql: Db, rows: readonly RunUpdateRow[]): Promis
       output = CASE WHEN u.set_output THEN u.output::jsonb ELSE r.output END,
       error = CASE WHEN u.set_error THEN u.error::jsonb ELSE r.error END,
       sinks_done = r.sinks_done + u.sinks_delta,
+      vars = CASE WHEN u.vars IS NOT NULL THEN r.vars || u.vars::jsonb ELSE r.vars END,
       finished_at = CASE WHEN u.finished THEN now() WHEN u.reopened THEN NULL ELSE r.finished_at END
     FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.status ?? null)}::text[],
                 ${bools(rows.map((r) => r.output !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.output))}::text[],
                 ${bools(rows.map((r) => r.error !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.error))}::text[],
                 ${rows.map((r) => r.sinksDelta ?? 0)}::int[], ${bools(rows.map((r) => r.finished ?? false))}::text[]::bool[],
-                ${bools(rows.map((r) => r.reopened ?? false))}::text[]::bool[])
-         AS u(run_id, status, set_output, output, set_error, error, sinks_delta, finished, reopened)
+                ${bools(rows.map((r) => r.reopened ?? false))}::text[]::bool[],
+                ${rows.map((r) => (r.vars ? JSON.stringify(r.vars) : null))}::text[])
+         AS u(run_id, status, set_output, output, set_error, error, sinks_delta, finished, reopened, vars)
     WHERE r.id = u.run_id`.execute();
 }
 

@@ -3,6 +3,7 @@ import type { Db } from '../db.js';
 import { requestDecisions } from './decide-queue.js';
 import { appendHistory } from './history.js';
 import { appendInbox, deleteInbox } from './inbox.js';
+import { writeMailboxes } from './mailboxes.js';
 import { enqueueTasks } from './queue.js';
 import { updateRuns } from './runs.js';
 import { insertTimers } from './timers.js';
@@ -27,6 +28,7 @@ export async function applyWriteSet(
     deleteInbox(sql, w.inboxDone),
     appendInbox(sql, w.inboxAppend),
     requestDecisions(sql, w.decisionRequests, 'deferred event'),
+    writeMailboxes(sql, w.mailboxes),
   ]);
   return {
     absorbed: absorbed.map((r) => ({
