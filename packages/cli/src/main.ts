@@ -11,6 +11,7 @@ import {
   listRunsCommand,
   type RemoteOptions,
   showRunCommand,
+  signalCommand,
   startCommand,
 } from './commands/remote.js';
 import { devCommand, serverCommand } from './commands/servers.js';
@@ -126,6 +127,17 @@ program
   .argument('<id>', 'run id')
   .option('--reason <text>', 'why, for the run history')
   .action((id, o) => cancelCommand(id, o.reason, remote()));
+
+program
+  .command('signal')
+  .description(
+    'send a signal to a run: a wait_for_event node waiting for it goes on (or it is kept until one does)',
+  )
+  .argument('<run>', 'run id')
+  .argument('<name>', 'signal name, as the wait_for_event node names it')
+  .option('-d, --data <json>', "signal data as JSON (the waiting node's output)")
+  .option('--correlation <key>', 'only a node waiting with this correlation key takes it')
+  .action((run, name, o) => signalCommand(run, name, o, remote()));
 
 registerControlCommands(program, runs, remote);
 

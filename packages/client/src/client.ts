@@ -13,6 +13,7 @@ import type {
   Run,
   RunStatus,
   RunWithTasks,
+  SignalResult,
 } from './types.js';
 
 /** An error answer from the API: its HTTP status, stable code and message. */
@@ -266,6 +267,24 @@ export class WeftClient {
         signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
       });
     }
+  }
+
+  /**
+   * Sends a signal to a run: delivered to a node waiting for it, or kept until one does (`outcome`).
+   * Refused (409) for a finished run; 422 when no node of the run's definition waits for `name`.
+   */
+  signal(
+    id: string,
+    name: string,
+    data: Json = null,
+    options: { correlation?: string; by?: string } = {},
+  ): Promise<SignalResult> {
+    return this.call('POST', `/v1/runs/${encodeURIComponent(id)}/signals`, {
+      name,
+      data,
+      ...(options.correlation !== undefined ? { correlation: options.correlation } : {}),
+      ...(options.by !== undefined ? { by: options.by } : {}),
+    });
   }
 
   history(

@@ -129,3 +129,12 @@ export interface BulkAnswer {
   refusals: { run_id: string; code: string; message: string }[];
   next_cursor: string | null;
 }
+
+/** What became of a signal sent to a run. */
+export interface SignalResult {
+  signal_id: string;
+  /** `delivered` to a waiting node, `kept` until a node waits for it, `queued` while the run is paused. */
+  outcome: 'delivered' | 'kept' | 'queued';
+  node_id?: string;
+  iteration?: string;
+}

@@ -7,6 +7,7 @@ import { controlRoutes } from './routes/control.js';
 import { definitionRoutes } from './routes/definitions.js';
 import { eventRoutes } from './routes/events.js';
 import { runRoutes } from './routes/runs.js';
+import { signalRoutes } from './routes/signals.js';
 import { taskRoutes } from './routes/tasks.js';
 
 /** Options for the HTTP app. */
@@ -42,6 +43,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   controlRoutes(app, options.engine);
   bulkRoutes(app, options.engine);
   eventRoutes(app, options.engine, options.historyPollMs);
+  signalRoutes(app, options.engine);
   taskRoutes(app, options.engine);
   metricsRoute(app, options.engine);
   return app;

@@ -127,3 +127,34 @@ export async function cancelCommand(id: string, reason: string | undefined, o: R
     console.log(`run ${run.id} is ${status(run.status)}`);
   });
 }
+
+/** `weft signal RUN NAME --data JSON`. */
+export async function signalCommand(
+  runId: string,
+  name: string,
+  options: { data?: string; correlation?: string },
+  o: RemoteOptions,
+): Promise<void> {
+  let data: Json = null;
+  if (options.data !== undefined) {
+    try {
+      data = JSON.parse(options.data) as Json;
+    } catch (e) {
+      throw new CliError(`--data is not valid JSON: ${(e as Error).message}`);
+    }
+  }
+  await withClient(o, async (c) => {
+    const sent = await c.signal(runId, name, data, {
+      ...(options.correlation !== undefined ? { correlation: options.correlation } : {}),
+      by: `cli:${process.env.USER ?? 'unknown'}`,
+    });
+    const node = sent.iteration ? `${sent.node_id}[${sent.iteration}]` : sent.node_id;
+    const what =
+      sent.outcome === 'delivered'
+        ? `delivered to node ${node}`
+        : sent.outcome === 'kept'
+          ? `kept: no node waits for it yet; the next one that waits for "${name}" takes it`
+          : 'queued: the run is paused; it is decided when the run resumes';
+    console.log(`signal ${name} (${sent.signal_id}) ${what}`);
+  });
+}

@@ -33,7 +33,7 @@ const reportItem = {
     task_id: uuid,
     attempt: { type: 'integer', minimum: 1 },
     lease_token: uuid,
-    node_id: { type: 'string', maxLength: 64 },
+    node_id: { type: 'string', maxLength: 128 },
     iteration: { type: 'string', maxLength: 256 },
     output: {},
     error: errorSchema,
