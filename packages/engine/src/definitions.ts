@@ -8,7 +8,7 @@ import {
   type Workflow,
 } from '@weft/core';
 import type { DefinitionRecord } from './records.js';
-import type { Store } from './store.js';
+import type { Store, StoreTx } from './store.js';
 
 /** Deploys definitions and serves them, compiled, to the evaluator. Versions are immutable, so caching is safe. */
 export class DefinitionService {
@@ -72,11 +72,18 @@ export class DefinitionService {
     return { record, workflow: this.compile(record) };
   }
 
-  /** The compiled workflow of a stored version. */
-  async workflow(definitionId: string): Promise<Workflow> {
+  /**
+   * The compiled workflow of a stored version. Inside a transaction, pass it: the definition is then read
+   * on the transaction's own connection. Reading it from the pool while holding a connection and a run
+   * lock can exhaust the pool (every connection held by a transaction waiting for one more), and then
+   * nothing moves (test: "a join after a switch", with a cold cache on three engines).
+   */
+  async workflow(definitionId: string, tx?: Pick<StoreTx, 'getDefinitionById'>): Promise<Workflow> {
     const hit = this.compiled.get(definitionId);
     if (hit) return hit;
-    const record = this.records.get(definitionId) ?? (await this.store.getDefinitionById(definitionId));
+    const record =
+      this.records.get(definitionId) ??
+      (await (tx ? tx.getDefinitionById(definitionId) : this.store.getDefinitionById(definitionId)));
     if (!record) throw new Error(`definition ${definitionId} is missing from the store`);
     return this.compile(record);
   }

@@ -82,7 +82,7 @@ export class Evaluator {
   async prefetch(tx: StoreTx, items: readonly PrefetchItem[]): Promise<Prefetch> {
     const keys: StateKey[] = [];
     for (const item of items) {
-      const workflow = await this.definitions.workflow(item.definitionId);
+      const workflow = await this.definitions.workflow(item.definitionId, tx);
       // Without the run row (not locked yet), plan as if the run were near its end: a few more rows.
       const near = { ...EMPTY_VIEW, id: item.runId, sinksDone: item.sinksDone ?? Number.MAX_SAFE_INTEGER };
       for (const e of item.events)
@@ -158,7 +158,7 @@ export class Evaluator {
         for (const w of waiting) pass.writes.inboxDone.push({ runId: item.run.id, id: w.id });
       }
       if (events.length === 0) continue;
-      const workflow = await this.definitions.workflow(item.run.definitionId);
+      const workflow = await this.definitions.workflow(item.run.definitionId, tx);
       const keys = events
         .flatMap((e) => planLoad(workflow, view(item.run), e))
         .map((k) => ({ runId: item.run.id, ...k }));

@@ -64,7 +64,7 @@ export class SignalService {
           409,
         );
       }
-      const workflow = await this.ctx.definitions.workflow(run.definitionId);
+      const workflow = await this.ctx.definitions.workflow(run.definitionId, tx);
       if (!workflow.signals.has(request.name)) {
         const known = [...workflow.signals];
         throw new WeftError(

@@ -141,6 +141,9 @@ export interface StoreTx {
     definition: Definition,
   ): Promise<{ record: DefinitionRecord; created: boolean }>;
 
+  /** A definition version by id, read in this transaction. */
+  getDefinitionById(id: string): Promise<DefinitionRecord | null>;
+
   /** Inserts new runs, `running`, and returns them locked (the inserting transaction holds their row locks). */
   insertRuns(runs: readonly NewRun[]): Promise<LockedRun[]>;
   /** Locks run rows (`FOR UPDATE`, or `SKIP LOCKED` with `skip`) and returns those locked. */

@@ -132,6 +132,9 @@ class PgStoreTx implements StoreTx {
   deployDefinition(namespace: string, name: string, hash: string, source: string, definition: Definition) {
     return definitions.deployDefinition(this.tx, namespace, name, hash, source, definition);
   }
+  getDefinitionById(id: string) {
+    return definitions.getDefinitionById(this.tx, id);
+  }
   insertRuns(rows: readonly NewRun[]) {
     return runs.insertRuns(this.tx, rows);
   }
