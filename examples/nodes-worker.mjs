@@ -1,5 +1,5 @@
 // The example worker for order-routing.yaml, expense-approval.yaml, report-export.yaml,
-// invoice-batch.yaml and trial-reminder.yaml. Run it against a Weft server:
+// invoice-batch.yaml, shipment-quotes.yaml and trial-reminder.yaml. Run it against a Weft server:
 //   WEFT_URL=http://127.0.0.1:8080 node examples/nodes-worker.mjs
 // Control and wait nodes (switch, wait, wait_for_event, loop, map, transform, terminate) need no worker:
 // these handlers are only for the task nodes of those examples.
@@ -25,6 +25,12 @@ const worker = new Worker({
         ? { status: 'ready', url: `https://files.example.com/${export_id}.csv` }
         : { status: 'pending' },
     'reports.download': async ({ url, checks }) => ({ downloaded: url, checks }),
+    // Carrier A is quick; carrier B takes its time.
+    'quotes.carrier_a': async ({ weight }) => ({ carrier: 'A', price: 5 + weight * 2 }),
+    'quotes.carrier_b': async ({ weight }) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return { carrier: 'B', price: 4 + weight * 2 };
+    },
     'invoices.create': async ({ customer, position }) => ({
       invoice_id: id('inv'),
       customer: customer.name ?? customer,

@@ -32,6 +32,10 @@ export function exampleHandler(task: LeasedTask): Json {
         : { status: 'pending' };
     case 'reports.download':
       return { downloaded: input.url ?? null, checks: input.checks ?? null };
+    case 'quotes.carrier_a':
+      return { carrier: 'A', price: 5 + (input.weight as number) * 2 };
+    case 'quotes.carrier_b':
+      return { carrier: 'B', price: 4 + (input.weight as number) * 2 };
     case 'invoices.create': {
       const customer = input.customer as { name: string; amount: number };
       return { customer: customer.name, amount: customer.amount, position: input.position ?? null };
@@ -53,6 +57,8 @@ export const EXAMPLE_TYPES = [
   'reports.status',
   'reports.download',
   'invoices.create',
+  'quotes.carrier_a',
+  'quotes.carrier_b',
 ];
 
 /** Works example tasks until the run leaves `running`; returns the finished run. */

@@ -1,7 +1,7 @@
 import { isWeftError } from '@weft/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { example, workUntil, workUntilDone } from './examples.js';
-import { type Harness, harness } from './helpers.js';
+import { example, exampleHandler, workUntil, workUntilDone } from './examples.js';
+import { completed, type Harness, harness, lease } from './helpers.js';
 
 // End to end on PostgreSQL, with the definitions under examples/ as they are (durations shortened where a
 // test cannot wait two days).
@@ -9,7 +9,12 @@ import { type Harness, harness } from './helpers.js';
 let h: Harness;
 beforeAll(async () => {
   h = await harness();
-  for (const file of ['order-routing.yaml', 'invoice-batch.yaml', 'trial-reminder.yaml'])
+  for (const file of [
+    'order-routing.yaml',
+    'invoice-batch.yaml',
+    'trial-reminder.yaml',
+    'shipment-quotes.yaml',
+  ])
     await h.engine.definitions.deploy('default', example(file));
   await h.engine.definitions.deploy(
     'default',
@@ -189,6 +194,51 @@ describe('map (examples/invoice-batch.yaml)', () => {
       status: 'completed',
       output: { invoices: [], summary: { count: 0, total: 0 } },
     });
+  });
+});
+
+describe('map with a body, join any and noop (examples/shipment-quotes.yaml)', () => {
+  it('each parcel goes on with the first carrier to answer; the later answer is ignored', async () => {
+    const parcels = [
+      { weight: 1, to: 'Oslo' },
+      { weight: 2, to: 'Lima' },
+      { weight: 3, to: 'Pune' },
+    ];
+    const run = await start('shipment-quotes', { parcels });
+    const quotes = await lease(h.engine, ['quotes.carrier_a', 'quotes.carrier_b'], 10);
+    expect(quotes).toHaveLength(6);
+    const one = (type: string, iteration: string) =>
+      quotes.find((t) => t.taskType === type && t.iteration === iteration)!;
+    const report = (...tasks: (typeof quotes)[number][]) =>
+      h.engine.tasks.report({
+        namespace: 'default',
+        worker: 'w',
+        reports: tasks.map((t) => completed(t, exampleHandler(t))),
+      });
+    await report(one('quotes.carrier_b', '0'));
+    await report(one('quotes.carrier_a', '0')); // too late for parcel 0
+    await report(one('quotes.carrier_a', '1'), one('quotes.carrier_a', '2'));
+    const done = await h.engine.runs.get(run.id);
+    expect(done).toMatchObject({
+      status: 'completed',
+      output: {
+        quotes: [
+          { parcel: 0, carrier: 'B', price: 6 },
+          { parcel: 1, carrier: 'A', price: 9 },
+          { parcel: 2, carrier: 'A', price: 11 },
+        ],
+        total: 26,
+      },
+    });
+    const history = await h.store.readHistory(run.id, 0, 500);
+    expect(history.filter((e) => e.type === 'join.ignored').map((e) => [e.nodeId, e.iteration])).toEqual([
+      ['first_answer', '0'],
+    ]);
+    // The carriers that never answered were cancelled when the run completed.
+    const open = (await tasksOf(run.id)).filter(
+      (t) => t.taskType === 'quotes.carrier_b' && t.iteration !== '0',
+    );
+    expect(open.map((t) => t.status)).toEqual(['cancelled', 'cancelled']);
   });
 });
 

@@ -59,8 +59,8 @@ export type Action =
     } & TaskIdentity)
   /** Arm a timer that delivers a `timer_fired` event at `dueAt`. */
   | { readonly kind: 'set_timer'; readonly dueAt: Date; readonly purpose: TimerPurpose }
-  /** Cancel every unfinished attempt and every timer of the run, and stop whatever those attempts started
-   * (see the engine's Cascader): as cancelled, or as terminated when `mode` says so. */
+  /** Cancel every unfinished attempt, timer and signal mailbox of the run, and stop whatever those
+   * attempts started (see the engine's Cascader): as cancelled, or as terminated when `mode` says so. */
   | { readonly kind: 'cancel_open_work'; readonly reason: string; readonly mode?: 'cancel' | 'terminate' }
   /** Move the run to a final status. */
   | {

@@ -93,9 +93,10 @@ export async function updateTasks(sql: Db, rows: readonly TaskUpdateRow[]): Prom
 }
 
 /**
- * Cancels every unfinished attempt of the given runs and deletes their timers. Queue rows are left: a
- * queue row is only a wake-up, and leasing skips (and deletes) rows whose task is no longer queued. A
- * worker still running a cancelled attempt has its reports refused, because the status is no longer running.
+ * Cancels every unfinished attempt of the given runs and deletes their timers and signal mailboxes.
+ * Queue rows are left: a queue row is only a wake-up, and leasing skips (and deletes) rows whose task is
+ * no longer queued. A worker still running a cancelled attempt has its reports refused, because the
+ * status is no longer running.
  */
 export async function cancelOpenWork(
   sql: Db,
@@ -103,7 +104,7 @@ export async function cancelOpenWork(
 ): Promise<void> {
   if (runs.length === 0) return;
   const ids = runs.map((r) => r.runId);
-  // Both statements are sent before either is awaited: within a write set, everything goes out in one
+  // The statements are sent before any is awaited: within a write set, everything goes out in one
   // pipeline ahead of the COMMIT.
   const tasks = sql`
     UPDATE weft.tasks t SET status = 'cancelled', finished_at = now(),
@@ -112,7 +113,10 @@ export async function cancelOpenWork(
      WHERE t.run_id = c.run_id AND t.status IN ('waiting', 'queued', 'running')`.execute();
   const timers =
     sql`DELETE FROM weft.timers t USING unnest(${ids}::uuid[]) AS k(id) WHERE t.run_id = k.id`.execute();
-  await Promise.all([tasks, timers]);
+  // Signals kept for a run that has ended are of no more use, and its waiters wait no more.
+  const mailboxes =
+    sql`DELETE FROM weft.mailboxes m USING unnest(${ids}::uuid[]) AS k(id) WHERE m.run_id = k.id`.execute();
+  await Promise.all([tasks, timers, mailboxes]);
 }
 
 /** Every attempt of a run, in creation order, for the API. */

@@ -75,7 +75,11 @@ afterAll(async () => {
 describe('a map of 1,000 items', () => {
   it('completes, and each evaluation reads the frontier, not the whole map', async () => {
     const items = Array.from({ length: ITEMS }, (_, i) => i);
-    const run = await engines[0]!.runs.start({ namespace: 'default', definition: 'big-map', input: { items } });
+    const run = await engines[0]!.runs.start({
+      namespace: 'default',
+      definition: 'big-map',
+      input: { items },
+    });
     let done = false;
     const worker = async (engine: Engine) => {
       let worked = 0;

@@ -43,9 +43,14 @@ describe('a signal sent as the run reaches its wait', () => {
     const outcomes = await Promise.all(
       runs.flatMap((run, i) => [
         finish(c.engines[i % 3]!, [byRun.get(run.id)!]).then(() => 'reported'),
-        c.engines[(i + 1) % 3]!.signals
-          .send({ namespace: 'default', runId: run.id, name: 'go', correlation: `k${i}`, data: { i }, by: 'test' })
-          .then((s) => s.outcome),
+        c.engines[(i + 1) % 3]!.signals.send({
+          namespace: 'default',
+          runId: run.id,
+          name: 'go',
+          correlation: `k${i}`,
+          data: { i },
+          by: 'test',
+        }).then((s) => s.outcome),
       ]),
     );
     const kept = outcomes.filter((o) => o === 'kept').length;

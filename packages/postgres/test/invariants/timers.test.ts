@@ -38,7 +38,9 @@ describe('timers', () => {
       const [main] = racing.engines;
       await main!.definitions.deploy('default', WAITS.replace('700ms', '300ms'));
       const runs = await Promise.all(
-        Array.from({ length: RUNS }, () => main!.runs.start({ namespace: 'default', definition: 'waits', input: {} })),
+        Array.from({ length: RUNS }, () =>
+          main!.runs.start({ namespace: 'default', definition: 'waits', input: {} }),
+        ),
       );
       await new Promise((r) => setTimeout(r, 350));
       for (let round = 0; round < 5; round++) {
@@ -47,7 +49,9 @@ describe('timers', () => {
       const after = await eventually(async () => {
         const [row] = await racing.db.sql<{ n: number }[]>`
           SELECT count(*)::int AS n FROM weft.tasks WHERE node_id = 'after' AND status = 'queued'`;
-        const [pending] = await racing.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM weft.decide_queue`;
+        const [pending] = await racing.db.sql<
+          { n: number }[]
+        >`SELECT count(*)::int AS n FROM weft.decide_queue`;
         return row!.n === RUNS && pending!.n === 0 ? true : undefined;
       });
       expect(after).toBe(true);
@@ -64,7 +68,9 @@ describe('timers', () => {
   it('end a wait within a second of due, with the default poll interval and three pollers', async () => {
     const [main] = c.engines;
     const runs = await Promise.all(
-      Array.from({ length: RUNS }, () => main!.runs.start({ namespace: 'default', definition: 'waits', input: {} })),
+      Array.from({ length: RUNS }, () =>
+        main!.runs.start({ namespace: 'default', definition: 'waits', input: {} }),
+      ),
     );
     await eventually(
       async () => {
@@ -103,7 +109,9 @@ describe('timers', () => {
     // Stop every other server too, until after the due time: nothing fires the timer meanwhile.
     for (const e of c.engines) await e.stop();
     await new Promise((r) => setTimeout(r, 1000));
-    expect((await c.db.sql`SELECT count(*)::int AS n FROM weft.timers WHERE run_id = ${run.id}::uuid`)[0]!.n).toBe(1);
+    expect(
+      (await c.db.sql`SELECT count(*)::int AS n FROM weft.timers WHERE run_id = ${run.id}::uuid`)[0]!.n,
+    ).toBe(1);
     const second = new Engine({ store: new PgStore(c.db.pool(2)), config: { timerPollMs: 50 } });
     await second.start();
     try {
