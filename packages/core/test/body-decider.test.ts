@@ -181,6 +181,87 @@ edges:
   });
 });
 
+describe('bodies at scale and nested', () => {
+  it('a map of 500 items whose body finishes at once completes in one decision', async () => {
+    const wf = workflowOf(`
+name: instant
+nodes:
+  - id: each
+    kind: map
+    items: input.items
+    body:
+      nodes:
+        - { id: double, kind: transform, value: "item * 2" }
+        - { id: check, kind: switch, expression: "nodes.double.output > 500" }
+        - { id: big, kind: transform, value: "'big'" }
+        - { id: small, kind: noop }
+        - { id: merge, kind: noop }
+      edges:
+        - { from: double, to: check }
+        - { from: check, to: big, case: true }
+        - { from: check, to: small, default: true }
+        - { from: big, to: merge }
+        - { from: small, to: merge }
+      output: nodes.double.output
+`);
+    const items = Array.from({ length: 500 }, (_, i) => i);
+    const sim = new Sim(wf, { items });
+    await sim.send({ kind: 'run_started' });
+    expect(sim.run.status).toBe('completed');
+    expect(sim.task('each').output).toEqual(items.map((i) => i * 2));
+    expect(sim.task('big', '251').status).toBe('completed');
+    expect(sim.task('big', '250').status).toBe('skipped');
+  });
+
+  it('a map inside a loop: iteration keys nest, and nodes read the pass and the item they are in', async () => {
+    const wf = workflowOf(`
+name: nested
+nodes:
+  - id: rounds
+    kind: loop
+    max_iterations: 3
+    while: "index < 1"
+    body:
+      nodes:
+        - { id: setup, kind: transform, value: "'round ' & index" }
+        - id: each
+          kind: map
+          items: input.items
+          body:
+            nodes:
+              - id: approve
+                kind: wait_for_event
+                event: ok
+                correlation: "nodes.setup.output & '/' & item"
+              - { id: work, task_type: t, input: { round: nodes.setup.output, item: item, got: nodes.approve.output } }
+            edges:
+              - { from: approve, to: work }
+      edges:
+        - { from: setup, to: each }
+`);
+    const sim = new Sim(wf, { items: ['a', 'b'] });
+    await sim.send({ kind: 'run_started' });
+    expect(sim.task('approve', '0/1').status).toBe('running');
+    await sim.send(sim.signal('ok', 'B0', 'round 0/b'));
+    expect(sim.queuedAt()).toEqual(['work[0/1]']);
+    expect(sim.task('work', '0/1').input).toEqual({ round: 'round 0', item: 'b', got: 'B0' });
+    await sim.send(sim.signal('ok', 'A0', 'round 0/a'));
+    await sim.send(sim.complete('work', 1, '0/0'));
+    await sim.send(sim.complete('work', 2, '0/1'));
+    // Pass 1 starts: the same nodes, new keys.
+    expect(sim.task('approve', '1/0').status).toBe('running');
+    await sim.send(sim.signal('ok', 'A1', 'round 1/a'));
+    await sim.send(sim.signal('ok', 'B1', 'round 1/b'));
+    await sim.send(sim.complete('work', 3, '1/0'));
+    await sim.send(sim.complete('work', 4, '1/1'));
+    expect(sim.run.status).toBe('completed');
+    expect(sim.task('rounds').output).toEqual([
+      { each: [{ work: 1 }, { work: 2 }] },
+      { each: [{ work: 3 }, { work: 4 }] },
+    ]);
+  });
+});
+
 describe('transform and terminate', () => {
   it('a transform computes its output and sets run variables read later', async () => {
     const wf = workflowOf(`

@@ -53,6 +53,8 @@ export async function startIteration(
       dispatch: null,
     });
   }
+  // The pass is new: none of its body's node instances exist, and none need reading from the store.
+  ctx.assumeAbsent(container.body.nodes.map((n) => ({ nodeId: n.id, iteration })));
   for (const entry of ctx.workflow.graph.bodies.get(container.id)?.entries ?? []) {
     if (ctx.run.status !== 'running') return;
     await activate(ctx, entry, iteration, null, []);

@@ -2,7 +2,14 @@ import type { Workflow } from '../definition/workflow.js';
 import type { Json } from '../json.js';
 import { type Action, applyAction } from './actions.js';
 import { emptyMailbox, type Mailbox, mailboxKey } from './mailbox.js';
-import { type DecisionState, lookupTask, MissingState, type RunView, type TaskState } from './state.js';
+import {
+  type DecisionState,
+  lookupTask,
+  MissingState,
+  type RunView,
+  type TaskState,
+  taskKey,
+} from './state.js';
 
 /**
  * The working memory of one decision: the state as changed so far and the actions that changed it.
@@ -42,6 +49,18 @@ export class DecisionContext {
   allTasks(): TaskState[] {
     if (!this.complete) throw new Error('this decision needs the whole run loaded (see needsWholeRun)');
     return [...this.tasks.values()].filter((t): t is TaskState => t !== null);
+  }
+
+  /**
+   * Notes that these node instances have no row yet, without asking the shell: they belong to a loop
+   * pass or map item that starts in this decision, so nothing can have created them. Instances already
+   * known are left as they are.
+   */
+  assumeAbsent(keys: readonly { nodeId: string; iteration: string }[]): void {
+    for (const k of keys) {
+      const key = taskKey(k.nodeId, k.iteration);
+      if (!this.tasks.has(key)) this.tasks.set(key, null);
+    }
   }
 
   /** A signal mailbox (empty when it has nothing); throws MissingState if not loaded. */
