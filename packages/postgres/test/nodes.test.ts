@@ -155,6 +155,33 @@ describe('signals and wait_for_event (examples/expense-approval.yaml)', () => {
   });
 });
 
+describe('kept signals', () => {
+  it('keeps at most 100 per name and key; the next is refused and changes nothing', async () => {
+    const run = await start('expense-approval', { expense_id: 'e5', amount: 30 });
+    const send = (n: number) =>
+      h.engine.signals.send({
+        namespace: 'default',
+        runId: run.id,
+        name: 'decision',
+        data: { n },
+        by: 'test',
+      });
+    for (let n = 0; n < 100; n++) expect((await send(n)).outcome).toBe('kept');
+    const before = await h.store.readHistory(run.id, 0, 500);
+    const refused = await send(100).catch((e: unknown) => e);
+    expect(isWeftError(refused, 'signal_refused')).toBe(true);
+    expect((refused as Error).message).toBe(
+      'the signal was refused: 100 signals named "decision" are already kept with nothing waiting for them; nothing was recorded',
+    );
+    expect(await h.store.readHistory(run.id, 0, 500)).toEqual(before);
+    // The oldest kept signal is the one the wait takes.
+    const done = await workUntilDone(h.engine, run.id);
+    expect(done.status).toBe('failed');
+    const tasks = await tasksOf(run.id);
+    expect(tasks.find((t) => t.nodeId === 'decision')?.output).toEqual({ n: 0 });
+  });
+});
+
 describe('loop (examples/report-export.yaml)', () => {
   it('polls until ready; each pass is an iteration; every pass output is reachable', async () => {
     const run = await start('report-export', { report: 'sales' });
