@@ -97,7 +97,7 @@ export async function bodySinkDone(
     arrivals,
     output: output.value,
   });
-  if (container.kind === 'map') await mapItemDone(ctx, container, parent, index);
+  if (container.kind === 'map') await mapItemDone(ctx, container, parent);
   else await loopPassDone(ctx, container, parent, index);
 }
 

@@ -100,14 +100,8 @@ export async function activateMap(
   await fill(ctx, node, iteration);
 }
 
-/** Item `index` of the map instance at `parent` is done: start the next, or finish. */
-export async function mapItemDone(
-  ctx: DecisionContext,
-  node: MapNode,
-  parent: string,
-  index: number,
-): Promise<void> {
-  void index;
+/** An item of the map instance at `parent` is done: start the next, or finish. */
+export async function mapItemDone(ctx: DecisionContext, node: MapNode, parent: string): Promise<void> {
   const own = ctx.task(node.id, parent);
   if (own?.status !== 'running') return;
   const progress = progressOf(own);
