@@ -6,7 +6,9 @@ import { completed, eventually, type Harness, harness, lease } from '../helpers.
 
 let h: Harness;
 beforeAll(async () => {
-  h = await harness({ leaseMs: 300, leasePollMs: 50 });
+  // Leases short enough for the expiry test to be quick, long enough that a loaded machine (the whole
+  // suite in parallel on two cores) still reports within one before it expires.
+  h = await harness({ leaseMs: 1500, leasePollMs: 50 });
 });
 afterAll(async () => {
   await h?.close();
