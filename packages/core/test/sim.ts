@@ -76,7 +76,12 @@ export class Sim {
     const complete = events.some(needsWholeRun);
     if (complete) for (const [key, task] of this.tasks) loaded.set(key, task);
     const boxes = new Map<string, Mailbox | null>();
-    let state: DecisionState = { run: this.run, tasks: loaded, mailboxes: boxes, ...(complete ? { complete } : {}) };
+    let state: DecisionState = {
+      run: this.run,
+      tasks: loaded,
+      mailboxes: boxes,
+      ...(complete ? { complete } : {}),
+    };
     const all: Action[] = [];
     for (const event of events) {
       const before = this.loads;
