@@ -214,6 +214,33 @@ describe('map (examples/invoice-batch.yaml)', () => {
     expect(done.vars).toEqual({ batch_total: 78 });
   });
 
+  it('an operator retry after a failure inside the map is refused with the reason; nothing changes', async () => {
+    const run = await start('invoice-batch', { customers: [{ name: 'a', amount: 1 }] });
+    const [task] = await lease(h.engine, ['invoices.create']);
+    await h.engine.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports: [
+        {
+          runId: task!.runId,
+          taskId: task!.id,
+          attempt: 1,
+          leaseToken: task!.leaseToken,
+          outcome: {
+            kind: 'failed',
+            error: { message: 'no such customer', reason: 'error', retryable: false },
+          },
+        },
+      ],
+    });
+    expect((await h.engine.runs.get(run.id)).status).toBe('failed');
+    const before = await h.store.readHistory(run.id, 0, 200);
+    const refused = await h.engine.control.act(run.id, { kind: 'retry', by: 'ops' }).catch((e: unknown) => e);
+    expect(isWeftError(refused, 'loop_or_map')).toBe(true);
+    expect((refused as Error).message).toContain('retry and rerun do not re-open loops and maps');
+    expect(await h.store.readHistory(run.id, 0, 200)).toEqual(before);
+  });
+
   it('completes at once for an empty list', async () => {
     const run = await start('invoice-batch', { customers: [] });
     const done = await h.engine.runs.get(run.id);

@@ -1,9 +1,10 @@
 import type { Workflow } from '../definition/workflow.js';
 import type { Json } from '../json.js';
 import { err, ok, type Result } from '../result.js';
+import { reopensBody } from './body-rerun.js';
 import { overrideTarget, RETRYABLE_RUN_STATUSES } from './control.js';
 import type { Requester, RunEvent } from './events.js';
-import { instanceLabel, retrySet } from './reset.js';
+import { instanceLabel, rerunSet, retrySet } from './reset.js';
 import { isTerminalRun, type RunView, type TaskState } from './state.js';
 
 /** An operator's request, before it is checked against the run. */
@@ -100,6 +101,8 @@ export function checkControl(
       }
       if (retrySet(tasks).length === 0)
         return refuse('nothing_to_retry', `${is}, but every node of it finished; there is nothing to retry`);
+      const body = reopensBody(workflow, retrySet(tasks));
+      if (body) return refuse('loop_or_map', `run ${run.id} cannot be retried: ${body}`);
       return ok({ kind: 'run_retried', ...by });
     }
     case 'rerun': {
@@ -119,6 +122,8 @@ export function checkControl(
           `node "${label}" has not run in run ${run.id}, so it cannot run again; retry the run instead`,
         );
       }
+      const body = reopensBody(workflow, rerunSet(workflow, tasks, { nodeId: request.nodeId, iteration }));
+      if (body) return refuse('loop_or_map', `run ${run.id} cannot be rerun from "${label}": ${body}`);
       return ok({ kind: 'run_rerun', nodeId: request.nodeId, iteration, ...by });
     }
     case 'skip':

@@ -1,4 +1,5 @@
 import type { Json } from '../json.js';
+import { reopensBody } from './body-rerun.js';
 import type { DecisionContext } from './context.js';
 import type { ControlEvent, TaskOutcome } from './control-events.js';
 import type { Requester, RunEvent } from './events.js';
@@ -71,7 +72,7 @@ export async function decideControl(ctx: DecisionContext, event: OperatorEvent):
     case 'run_retried': {
       if (!RETRYABLE_RUN_STATUSES.includes(status)) return [];
       const chosen = inGraphOrder(ctx.workflow, retrySet(ctx.allTasks()));
-      if (chosen.length === 0) return [];
+      if (chosen.length === 0 || reopensBody(ctx.workflow, chosen)) return [];
       ctx.record('run.retried', { ...who(event), nodes: chosen.map(instanceLabel) });
       await runAgain(ctx, chosen);
       return [];
@@ -79,6 +80,7 @@ export async function decideControl(ctx: DecisionContext, event: OperatorEvent):
     case 'run_rerun': {
       if (!isTerminalRun(status) || ctx.task(event.nodeId, event.iteration) === null) return [];
       const chosen = inGraphOrder(ctx.workflow, rerunSet(ctx.workflow, ctx.allTasks(), event));
+      if (reopensBody(ctx.workflow, chosen)) return [];
       ctx.record('run.rerun', {
         ...who(event),
         from: instanceLabel(event),

@@ -1,5 +1,6 @@
 import { downstreamOf } from '../definition/graph.js';
 import type { Workflow } from '../definition/workflow.js';
+import { atOwnLevel } from './body-rerun.js';
 import type { DecisionContext } from './context.js';
 import { activate, arrive, completeRun } from './flow.js';
 import { type TaskState, type TaskStatus, taskKey } from './state.js';
@@ -91,7 +92,7 @@ export async function runAgain(ctx: DecisionContext, chosen: readonly TaskState[
   // The instances as they are now: the chosen ones wait, the rest keep their outcome.
   const now = ctx.allTasks();
   const sinks = new Set(graph.sinks);
-  const sinksDone = now.filter((t) => sinks.has(t.nodeId) && DONE.has(t.status)).length;
+  const sinksDone = now.filter((t) => sinks.has(t.nodeId) && t.iteration === '' && DONE.has(t.status)).length;
   if (sinksDone !== ctx.run.sinksDone)
     ctx.emit({ kind: 'add_sinks_done', count: sinksDone - ctx.run.sinksDone });
 
@@ -102,7 +103,11 @@ export async function runAgain(ctx: DecisionContext, chosen: readonly TaskState[
   }
 
   const chosenKeys = new Set(again.map((t) => taskKey(t.nodeId, t.iteration)));
-  const kept = now.filter((t) => DONE.has(t.status) && !chosenKeys.has(taskKey(t.nodeId, t.iteration)));
+  // A loop's pass rows and a map's item rows are not instances of the node at that iteration: no re-drive.
+  const kept = now.filter(
+    (t) =>
+      DONE.has(t.status) && !chosenKeys.has(taskKey(t.nodeId, t.iteration)) && atOwnLevel(ctx.workflow, t),
+  );
   for (const done of inGraphOrder(ctx.workflow, kept)) {
     for (const next of graph.successors.get(done.nodeId) ?? []) {
       if (ctx.run.status !== 'running') return;
