@@ -12,6 +12,8 @@ export * from './decider/reset.js';
 export * from './decider/state.js';
 export * from './definition/control-types.js';
 export * from './definition/graph.js';
+export * from './definition/human-types.js';
+export * from './definition/limit-types.js';
 export * from './definition/mappings.js';
 export * from './definition/parse.js';
 export * from './definition/parse-control.js';

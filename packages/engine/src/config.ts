@@ -18,6 +18,15 @@ export interface EngineConfig {
   readonly crossProcessWakeups: boolean;
   /** Run the background loops (decisions, timers, lease expiry) in this process. */
   readonly backgroundLoops: boolean;
+  /** The stuck-run sweeper: how often it looks, and how long a run must be idle to count as stuck. */
+  readonly sweepPollMs: number;
+  readonly sweepIdleMs: number;
+  /** How often the schedule loop looks for due schedules. */
+  readonly schedulePollMs: number;
+  /** Payloads larger than this go to the blob store. */
+  readonly payloadThresholdBytes: number;
+  /** Payloads larger than this are refused. */
+  readonly maxPayloadBytes: number;
 }
 
 /** Defaults: 90 s leases renewed every 30 s. */
@@ -32,4 +41,9 @@ export const DEFAULT_CONFIG: EngineConfig = {
   decideConcurrency: 2,
   crossProcessWakeups: true,
   backgroundLoops: true,
+  sweepPollMs: 60_000,
+  sweepIdleMs: 5 * 60_000,
+  schedulePollMs: 1000,
+  payloadThresholdBytes: 256 * 1024,
+  maxPayloadBytes: 16 * 1024 * 1024,
 };

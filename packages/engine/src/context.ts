@@ -3,7 +3,10 @@ import type { EngineConfig } from './config.js';
 import type { DefinitionService } from './definitions.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { Evaluator } from './evaluator.js';
+import type { LimitBook } from './limits.js';
 import type { Logger } from './logger.js';
+import type { Gating } from './pass.js';
+import type { PayloadStore } from './payloads/payload-store.js';
 import type { RunIndex } from './run-index.js';
 import type { EngineStats } from './stats.js';
 import type { Store } from './store.js';
@@ -22,4 +25,9 @@ export interface EngineContext {
   readonly logger: Logger;
   readonly runs: RunIndex;
   readonly stats: EngineStats;
+  /** Which task types are capped, as last seen (for eager dispatch only). */
+  readonly limits: LimitBook;
+  readonly gating: Gating;
+  /** Large inputs and outputs, offloaded to a blob store. */
+  readonly payloads: PayloadStore;
 }

@@ -7,6 +7,8 @@ import {
   WeftError,
   type Workflow,
 } from '@weft/core';
+import { checkLimitNames } from './limit-names.js';
+import { declaredLimitRows } from './limits.js';
 import type { DefinitionRecord } from './records.js';
 import type { Store, StoreTx } from './store.js';
 
@@ -15,7 +17,15 @@ export class DefinitionService {
   private readonly compiled = new Map<string, Workflow>();
   private readonly records = new Map<string, DefinitionRecord>();
 
+  /** Called after a deploy that set limits. */
+  onLimitsChanged: ((namespace: string) => Promise<void>) | null = null;
+
   constructor(private readonly store: Store) {}
+
+  /** The compiled workflow of a version, if this process has it (never reads the store). */
+  cached(definitionId: string): Workflow | undefined {
+    return this.compiled.get(definitionId);
+  }
 
   /**
    * Validates YAML and stores it as a version: the same content gives back the existing version, changed
@@ -45,10 +55,16 @@ export class DefinitionService {
     source: string,
   ): Promise<{ record: DefinitionRecord; created: boolean }> {
     const hash = definitionHash(definition);
-    const result = await this.store.transaction((tx) =>
-      tx.deployDefinition(namespace, definition.name, hash, source, definition),
-    );
+    await checkLimitNames(this.store, namespace, definition);
+    const declared = declaredLimitRows(namespace, definition.limits);
+    const result = await this.store.transaction(async (tx) => {
+      const deployed = tx.deployDefinition(namespace, definition.name, hash, source, definition);
+      // A definition that declares limits sets them, in the same transaction as the version.
+      if (declared.length > 0) await tx.setLimits(declared);
+      return deployed;
+    });
     this.records.set(result.record.id, result.record);
+    if (declared.length > 0) await this.onLimitsChanged?.(namespace);
     return result;
   }
 

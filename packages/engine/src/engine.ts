@@ -7,13 +7,21 @@ import { ControlService } from './control.js';
 import { DefinitionService } from './definitions.js';
 import { type Dispatcher, tableDispatcher } from './dispatcher.js';
 import { Evaluator } from './evaluator.js';
+import { HumanTaskService } from './human-tasks.js';
+import { LimitService } from './limit-service.js';
+import { LimitBook, queueGates } from './limits.js';
 import { type Logger, silentLogger } from './logger.js';
 import { BackgroundLoop } from './loop.js';
+import type { BlobStore } from './payloads/blob-store.js';
+import { FolderBlobStore } from './payloads/folder-blob-store.js';
+import { PayloadStore } from './payloads/payload-store.js';
 import { RunIndex } from './run-index.js';
 import { RunService } from './runs.js';
 import { SignalService } from './signals.js';
 import { EngineStats } from './stats.js';
+import { ScheduleService } from './schedules.js';
 import type { Store } from './store.js';
+import { Sweeper } from './sweeper.js';
 import { TaskService } from './tasks.js';
 import { Wakeups } from './wakeups.js';
 
@@ -26,6 +34,8 @@ export interface EngineOptions {
   readonly config?: Partial<EngineConfig>;
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** Where large payloads go; a folder `.weft/blobs` under the working directory by default. */
+  readonly blobs?: BlobStore;
 }
 
 /**
@@ -40,6 +50,10 @@ export class Engine {
   readonly control: ControlService;
   readonly tasks: TaskService;
   readonly signals: SignalService;
+  readonly limits: LimitService;
+  readonly inbox: HumanTaskService;
+  readonly schedules: ScheduleService;
+  readonly sweeper: Sweeper;
   readonly context: EngineContext;
   private readonly loops: BackgroundLoop[] = [];
   private unlisten: (() => Promise<void>) | null = null;
@@ -49,23 +63,42 @@ export class Engine {
     const config: EngineConfig = { ...DEFAULT_CONFIG, ...options.config };
     const definitions = new DefinitionService(options.store);
     const stats = new EngineStats();
+    const payloads = new PayloadStore(options.blobs ?? new FolderBlobStore('.weft/blobs'), {
+      thresholdBytes: config.payloadThresholdBytes,
+      maxBytes: config.maxPayloadBytes,
+    });
+    const limitBook = new LimitBook(options.store);
     this.context = {
       store: options.store,
       dispatcher: options.dispatcher ?? tableDispatcher,
       cascader: options.cascader ?? noCascade,
       config,
       definitions,
-      evaluator: new Evaluator(definitions, stats),
+      evaluator: new Evaluator(definitions, stats, payloads),
       wakeups: new Wakeups(),
       logger: options.logger ?? silentLogger,
       runs: new RunIndex(),
       stats,
+      limits: limitBook,
+      gating: {
+        gatesOf: (run, nodeId) => {
+          const node = definitions.cached(run.definitionId)?.node(nodeId);
+          return node?.kind === 'task' ? queueGates(node) : null;
+        },
+        isCapped: (namespace, taskType) => limitBook.isCapped(namespace, taskType),
+      },
+      payloads,
     };
     this.definitions = definitions;
     this.control = new ControlService(this.context);
     this.runs = new RunService(this.context, this.control);
     this.tasks = new TaskService(this.context);
     this.signals = new SignalService(this.context);
+    this.limits = new LimitService(this.context);
+    this.inbox = new HumanTaskService(this.context);
+    this.schedules = new ScheduleService(this.context, this.runs);
+    this.sweeper = new Sweeper(this.context);
+    definitions.onLimitsChanged = (namespace) => this.limits.changed(namespace);
     const clock = options.clock ?? systemClock;
     const onError = (name: string, error: unknown) =>
       this.context.logger.error(
@@ -77,7 +110,23 @@ export class Engine {
       new BackgroundLoop('decide', () => decideRound(ctx), config.decidePollMs, clock, onError),
       new BackgroundLoop('timers', () => timerRound(ctx), config.timerPollMs, clock, onError),
       new BackgroundLoop('leases', () => leaseRound(ctx), config.leasePollMs, clock, onError),
+      new BackgroundLoop('schedules', () => this.schedules.round(), config.schedulePollMs, clock, onError),
+      new BackgroundLoop(
+        'sweeper',
+        async () => {
+          await this.sweeper.round();
+          return false;
+        },
+        config.sweepPollMs,
+        clock,
+        onError,
+      ),
     );
+    this.context.wakeups.on('limits', () => {
+      limitBook
+        .refresh()
+        .catch((e) => this.context.logger.warn({ error: String(e) }, 'could not reload limits'));
+    });
     this.context.wakeups.on('decisions', () => this.loops[0]!.wake());
     this.context.wakeups.on('timers', () => this.loops[1]!.wake());
   }
@@ -86,6 +135,7 @@ export class Engine {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
+    await this.context.limits.refresh();
     if (this.context.config.crossProcessWakeups) {
       this.unlisten = await this.context.store.listen((w) => this.context.wakeups.publish(w));
       const store = this.context.store;

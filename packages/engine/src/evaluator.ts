@@ -16,6 +16,7 @@ import {
 } from '@weft/core';
 import type { DefinitionService } from './definitions.js';
 import type { Pass } from './pass.js';
+import type { PayloadStore } from './payloads/payload-store.js';
 import type { InboxItem, LockedRun } from './records.js';
 import { EngineStats } from './stats.js';
 import type { LoadedTask, StateKey, StoreTx } from './store.js';
@@ -72,7 +73,21 @@ export class Evaluator {
   constructor(
     private readonly definitions: DefinitionService,
     private readonly stats: EngineStats = new EngineStats(),
+    private readonly payloads: PayloadStore | null = null,
   ) {}
+
+  /** Loaded rows with offloaded inputs and outputs fetched back (the run lock is held meanwhile). */
+  private async resolveRows(rows: LoadedTask[]): Promise<LoadedTask[]> {
+    const payloads = this.payloads;
+    if (!payloads || !rows.some((r) => payloads.isRef(r.input) || payloads.isRef(r.output))) return rows;
+    return Promise.all(
+      rows.map(async (r) =>
+        payloads.isRef(r.input) || payloads.isRef(r.output)
+          ? { ...r, input: await payloads.resolve(r.input), output: await payloads.resolve(r.output) }
+          : r,
+      ),
+    );
+  }
 
   /**
    * Starts the reads for a batch: inboxes of claimed runs, and the node instances the given events (the
@@ -124,7 +139,7 @@ export class Evaluator {
           events: i.fresh ? [] : i.own,
         })),
       ));
-    const [inbox, loaded] = await Promise.all([reads.inbox, reads.tasks]);
+    const [inbox, loaded] = await Promise.all([reads.inbox, reads.tasks.then((r) => this.resolveRows(r))]);
     const inboxByRun = group(inbox, (i) => i.runId);
     // By run, then by node instance key.
     const known = new Map<string, Map<string, TaskState>>();
@@ -175,17 +190,17 @@ export class Evaluator {
     if (missing.length > 0) {
       const keys = dedupe(missing);
       this.stats.instancesRead += keys.length;
-      remember(await tx.loadTasks(keys));
+      remember(await this.resolveRows(await tx.loadTasks(keys)));
     }
     // Decisions that read every instance of their run get them all, and a complete state.
     const whole = plan.filter((p) => p.events.some(needsWholeRun));
     const unread = whole.filter((p) => !p.item.wholeRun).map((p) => p.item.run.id);
     if (unread.length > 0) {
-      const rows = await tx.loadRunTasks(unread);
+      const rows = await this.resolveRows(await tx.loadRunTasks(unread));
       this.stats.instancesRead += rows.length;
       remember(rows);
     }
-    for (const p of whole) if (p.item.wholeRun) remember(p.item.wholeRun);
+    for (const p of whole) if (p.item.wholeRun) remember(await this.resolveRows([...p.item.wholeRun]));
     const complete = new Set(whole.map((p) => p.item.run.id));
     let decided = 0;
     for (const { item, workflow, events } of plan) {
@@ -196,8 +211,11 @@ export class Evaluator {
       for (const [key, id] of ids.get(run.id) ?? []) runIds.set(key, id);
       // Planned keys with no row are known to be absent.
       for (const key of plannedKeys.get(run.id) ?? []) if (!tasks.has(key)) tasks.set(key, null);
+      const runView = view(run);
+      if (this.payloads?.isRef(runView.input))
+        (runView as { input: RunView['input'] }).input = await this.payloads.resolve(runView.input);
       let state: DecisionState = {
-        run: view(run),
+        run: runView,
         tasks,
         mailboxes: new Map(),
         ...(complete.has(run.id) ? { complete: true } : {}),
@@ -215,7 +233,7 @@ export class Evaluator {
             throw new Error(`decision on run ${run.id} kept asking for more state (${event.kind})`);
           this.stats.instancesRead += result.keys.length;
           const [rows, boxes] = await Promise.all([
-            tx.loadTasks(result.keys.map((k) => ({ runId: run.id, ...k }))),
+            tx.loadTasks(result.keys.map((k) => ({ runId: run.id, ...k }))).then((r) => this.resolveRows(r)),
             result.mailboxes ? loadMailboxes(tx, run.id, result.mailboxes) : null,
           ]);
           const merged = new Map(state.tasks);

@@ -4,6 +4,8 @@ import { type Cascader, noCascade } from './cascade.js';
 import type { EngineContext } from './context.js';
 import type { Dispatcher } from './dispatcher.js';
 import { uuidv7 } from './ids.js';
+import { offloadWrites } from './payloads/offload-writes.js';
+import type { PayloadStore } from './payloads/payload-store.js';
 import type { Pollers, Reservation } from './pollers.js';
 import {
   emptyWriteSet,
@@ -34,6 +36,15 @@ export interface EagerSlot {
 }
 
 /**
+ * What a pass needs to know about limits: the gates a node's tasks take (from its definition), and which
+ * task types are capped. A gated task always goes through the queue, whose lease path counts it.
+ */
+export interface Gating {
+  gatesOf(run: LockedRun, nodeId: string): Readonly<Record<string, number>> | null;
+  isCapped(namespace: string, taskType: string): boolean;
+}
+
+/**
  * One transaction's worth of decisions, turned into writes. Collects the actions of every run decided in
  * the transaction, numbers history events, dispatches queued tasks (or hands them straight to a waiting
  * worker), writes everything in one pipelined round trip and, after commit, wakes whoever waits.
@@ -52,6 +63,12 @@ export class Pass {
   handedOver = 0;
 
   /**
+   * The highest queued priority per task type of the eager slot, when known: a task of lower priority
+   * goes to the queue instead of straight to the worker, so queued tasks of higher priority go first.
+   */
+  priorityFloor: ReadonlyMap<string, number> | null = null;
+
+  /**
    * `eager` is the reporting worker's free capacity, if any; `pollers` are the polls waiting in this
    * process, which may take tasks the eager slot has no room for.
    */
@@ -64,6 +81,7 @@ export class Pass {
       readonly stats?: EngineStats;
     } | null = null,
     private readonly cascader: Cascader = noCascade,
+    private readonly services: { readonly gating: Gating; readonly payloads: PayloadStore } | null = null,
   ) {}
 
   /** Turns one run's actions into writes. `ids` maps loaded node instances to their task row ids. */
@@ -168,7 +186,7 @@ export class Pass {
           break;
         case 'dispatch_task': {
           const id = ids.get(taskKey(action.nodeId, action.iteration));
-          if (id) this.queue(run, id, action.dispatch);
+          if (id) this.queue(run, id, action.dispatch, this.services?.gating.gatesOf(run, action.nodeId) ?? null);
           break;
         }
         case 'request_decision':
@@ -199,6 +217,30 @@ export class Pass {
             sinksDelta: (this.runUpdates.get(run.id)?.sinksDelta ?? 0) + action.count,
           });
           break;
+        case 'open_human_task': {
+          const taskId = ids.get(taskKey(action.nodeId, action.iteration));
+          if (!taskId) break;
+          w.humanTasks.push({
+            runId: run.id,
+            taskId,
+            namespace: run.namespace,
+            definition: run.definitionName,
+            nodeId: action.nodeId,
+            iteration: action.iteration,
+            attempt: action.attempt,
+            title: action.title,
+            description: action.description,
+            assignees: action.assignees,
+            form: action.form,
+            deadlineAt: action.deadlineAt,
+          });
+          break;
+        }
+        case 'close_human_task': {
+          const taskId = ids.get(taskKey(action.nodeId, action.iteration));
+          if (taskId) w.humanTaskCloses.push({ runId: run.id, taskId, state: action.state });
+          break;
+        }
         case 'record':
           seq += 1;
           w.history.push({
@@ -233,6 +275,7 @@ export class Pass {
     // Before the write, which commits: the cascade's writes belong to this transaction.
     if (this.writes.cancelOpenWork.length > 0)
       await this.cascader.stop(tx, this.writes, this.writes.cancelOpenWork);
+    if (this.services) await offloadWrites(this.services.payloads, this.writes);
     const { absorbed } = await tx.write(this.writes, { commit: true });
     if (absorbed.length === 0) return;
     const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
@@ -300,16 +343,29 @@ export class Pass {
     id: string,
     dispatch: { taskType: string; priority: number; timeoutMs: number | null },
   ): void {
-    const lease = this.offer(run, id, row.nodeId, row.iteration, row.attempt, dispatch, row.input ?? null);
+    const gating = this.services?.gating;
+    const gates = gating?.gatesOf(run, row.nodeId) ?? null;
+    // A task under a limit is never handed over directly: only the lease path counts it against the limit.
+    const gated = gates !== null || (gating?.isCapped(run.namespace, dispatch.taskType) ?? false);
+    const behind = (this.priorityFloor?.get(dispatch.taskType) ?? dispatch.priority) > dispatch.priority;
+    const lease =
+      gated || behind
+        ? null
+        : this.offer(run, id, row.nodeId, row.iteration, row.attempt, dispatch, row.input ?? null);
     if (lease) {
       row.status = 'running';
       row.lease = lease;
     } else {
-      this.queue(run, id, dispatch);
+      this.queue(run, id, dispatch, gates);
     }
   }
 
-  private queue(run: LockedRun, taskId: string, dispatch: { taskType: string; priority: number }): void {
+  private queue(
+    run: LockedRun,
+    taskId: string,
+    dispatch: { taskType: string; priority: number },
+    gates: Readonly<Record<string, number>> | null,
+  ): void {
     this.toDispatch.push({
       taskId,
       runId: run.id,
@@ -317,6 +373,7 @@ export class Pass {
       taskType: dispatch.taskType,
       priority: dispatch.priority,
       delayMs: 0,
+      ...(gates ? { gates } : {}),
     });
     let types = this.wakeTypes.get(run.namespace);
     if (!types) {
@@ -395,6 +452,7 @@ export async function inPass<T>(
         eager,
         { pollers: ctx.wakeups.pollers, leaseMs: ctx.config.leaseMs, stats: ctx.stats },
         ctx.cascader,
+        { gating: ctx.gating, payloads: ctx.payloads },
       );
       created.push(pass);
       return { result: await fn(tx, pass), pass };

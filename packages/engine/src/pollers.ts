@@ -115,6 +115,14 @@ export class Pollers {
     }
   }
 
+  /** Tells every poll waiting in the namespace to look at the queue again (room was freed under a limit). */
+  wakeAll(namespace: string): void {
+    for (const entry of this.waiting) {
+      if (entry.namespace !== namespace || entry.reserved > 0 || entry.handed.length > 0) continue;
+      entry.wake('look');
+    }
+  }
+
   /** How many polls are waiting (for metrics and tests). */
   get size(): number {
     return this.waiting.size;

@@ -11,6 +11,7 @@ import type {
   TaskStatus,
   TimerPurpose,
 } from '@weft/core';
+import type { HumanTaskState, NewHumanTaskRow } from './human-records.js';
 
 /** A deployed definition version. */
 export interface DefinitionRecord {
@@ -150,6 +151,8 @@ export interface QueueRow {
   readonly taskType: string;
   readonly priority: number;
   readonly delayMs: number;
+  /** What the task takes from limits besides its type's cap (`{"semaphore:x": 1}`); null or absent: none. */
+  readonly gates?: Readonly<Record<string, number>> | null;
 }
 
 /** A worker's report on an attempt it holds. */
@@ -243,6 +246,14 @@ export interface WriteSet {
   /** Runs that need another decision after this transaction (written with the rest). */
   readonly decisionRequests: string[];
   readonly mailboxes: MailboxRow[];
+  /** Human tasks to put in the inbox. */
+  readonly humanTasks: NewHumanTaskRow[];
+  /** Human tasks leaving the inbox without an answer. */
+  readonly humanTaskCloses: {
+    readonly runId: string;
+    readonly taskId: string;
+    readonly state: HumanTaskState;
+  }[];
 }
 
 /** An empty write set. */
@@ -259,5 +270,7 @@ export function emptyWriteSet(): WriteSet {
     queue: [],
     decisionRequests: [],
     mailboxes: [],
+    humanTasks: [],
+    humanTaskCloses: [],
   };
 }

@@ -1,20 +1,12 @@
-import { checkSchema, type Json, type RunEvent, WeftError, type Workflow } from '@weft/core';
+import { type RunEvent, WeftError } from '@weft/core';
 import { Batcher } from './batcher.js';
 import type { EngineContext } from './context.js';
 import { ControlService, notFound } from './control.js';
-import { uuidv7 } from './ids.js';
-import { inPass } from './pass.js';
-import type { DefinitionRecord, LockedRun, RunRecord } from './records.js';
-import type { NewRun, StoreTx } from './store.js';
+import type { LockedRun, RunRecord } from './records.js';
+import { type StartOutcome, type StartRequest, type StartResult, startBatch } from './starts.js';
+import type { StoreTx } from './store.js';
 
-/** What a run start asks for. */
-export interface StartRequest {
-  readonly namespace: string;
-  readonly definition: string;
-  /** A pinned version; the latest when absent. */
-  readonly version?: number;
-  readonly input: Json;
-}
+export type { StartOutcome, StartRequest } from './starts.js';
 
 /** Starting runs and operator actions on them. Every action goes through the run's row lock. */
 export class RunService {
@@ -26,93 +18,37 @@ export class RunService {
   /**
    * Starts a run on the latest (or a pinned) version: checks the input against the definition's schema,
    * inserts the run and decides its first step in one transaction. Starts arriving together share a
-   * transaction (each start still gets its own answer, and a bad one fails alone).
+   * transaction (each start still gets its own answer, and a bad one fails alone). With an idempotency
+   * key, a repeated start returns the run the key started.
    */
   async start(request: StartRequest): Promise<RunRecord> {
+    return (await this.open(request)).run;
+  }
+
+  /** Like `start`, and says whether the run was created now or already existed (an idempotent repeat). */
+  async open(request: StartRequest): Promise<StartOutcome> {
     const outcome = await this.starts.submit(request);
     if (!outcome.ok) throw outcome.error;
-    return outcome.run;
+    return outcome.outcome;
   }
 
-  private readonly starts = new Batcher<
-    StartRequest,
-    { ok: true; run: RunRecord } | { ok: false; error: unknown }
-  >((requests) => this.startBatch(requests), { maxBatch: 200, maxInFlight: 4 });
-
-  private async startBatch(
-    requests: readonly StartRequest[],
-  ): Promise<({ ok: true; run: RunRecord } | { ok: false; error: unknown })[]> {
-    const results: ({ ok: true; run: RunRecord } | { ok: false; error: unknown } | null)[] = requests.map(
-      () => null,
-    );
-    const accepted: { index: number; run: NewRun }[] = [];
-    const resolved = new Map<string, Promise<{ record: DefinitionRecord; workflow: Workflow }>>();
-    for (const [index, request] of requests.entries()) {
-      const key = `${request.namespace}\u0000${request.definition}\u0000${request.version ?? ''}`;
-      let lookup = resolved.get(key);
-      if (!lookup) {
-        lookup = this.ctx.definitions.resolve(request.namespace, request.definition, request.version);
-        resolved.set(key, lookup);
-      }
-      try {
-        const { record, workflow } = await lookup;
-        if (workflow.definition.inputSchema) {
-          const check = checkSchema(workflow.definition.inputSchema, request.input);
-          if (!check.ok) {
-            throw new WeftError(
-              'invalid_input',
-              `the input does not match the input_schema of ${record.name} v${record.version}: ${check.error}`,
-              400,
-            );
-          }
-        }
-        accepted.push({
-          index,
-          run: {
-            id: uuidv7(),
-            namespace: request.namespace,
-            definitionId: record.id,
-            definitionName: record.name,
-            definitionVersion: record.version,
-            input: request.input,
-          },
-        });
-      } catch (error) {
-        results[index] = { ok: false, error };
-      }
-    }
-    if (accepted.length > 0) {
-      const { result: runs, pass } = await inPass(this.ctx, null, async (tx, pass) => {
-        const locked = await tx.insertRuns(accepted.map((a) => a.run));
-        for (const run of locked) this.ctx.runs.remember(run.id, run.definitionId);
-        await this.ctx.evaluator.decideRuns(
-          tx,
-          locked.map((run) => ({ run, claimed: false, fresh: true, own: [{ kind: 'run_started' }] })),
-          pass,
-        );
-        await pass.finish(tx);
-        return locked;
-      });
-      pass.afterCommit(this.ctx.wakeups);
-      this.ctx.stats.runsStarted += runs.length;
-      const byId = new Map(runs.map((r) => [r.id, r]));
-      for (const a of accepted) {
-        const { lastSeq: _s, now: _n, ...plain } = byId.get(a.run.id)!;
-        results[a.index] = { ok: true, run: plain };
-      }
-    }
-    return results.map((r) => r!);
-  }
+  private readonly starts = new Batcher<StartRequest, StartResult>((requests) => startBatch(this.ctx, requests), {
+    maxBatch: 200,
+    maxInFlight: 4,
+  });
 
   /** Cancels a run (through the control service): unfinished tasks are cancelled, reports refused. */
-  async cancel(runId: string, by: string, reason?: string): Promise<RunRecord> {
+  async cancel(runId: string, by: string, reason?: string, namespace?: string): Promise<RunRecord> {
+    if (namespace !== undefined) await this.get(runId, namespace);
     return this.controls.cancel(runId, { by, ...(reason ? { reason } : {}) });
   }
 
-  /** A run, or a `run_not_found` error. */
-  async get(runId: string): Promise<RunRecord> {
+  /** A run, or a `run_not_found` error (also when it belongs to another namespace than the one given). */
+  async get(runId: string, namespace?: string): Promise<RunRecord> {
     const run = await this.ctx.store.getRun(runId);
     if (!run) throw notFound(runId);
+    if (namespace !== undefined && run.namespace !== namespace)
+      throw new WeftError('run_not_found', `there is no run ${runId} in namespace "${namespace}"`, 404);
     return run;
   }
 

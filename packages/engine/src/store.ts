@@ -1,4 +1,6 @@
 import type { Definition, Json, Mailbox, RunEvent, RunStatus, TaskState } from '@weft/core';
+import type { HumanTaskRecord, InboxFilter } from './human-records.js';
+import type { LimitRecord, LimitUsage } from './limits.js';
 import type {
   DefinitionRecord,
   HistoryRecord,
@@ -11,12 +13,17 @@ import type {
   TaskReport,
   WriteSet,
 } from './records.js';
+import type { ScheduleFire, ScheduleRecord, ScheduleSpec } from './schedule-records.js';
 
 /** A hint that something is ready: it makes waiting workers and loops look now instead of at their next poll. */
 export type Wakeup =
   | { readonly kind: 'tasks'; readonly namespace: string; readonly taskTypes: readonly string[] }
   | { readonly kind: 'decisions' }
-  | { readonly kind: 'timers' };
+  | { readonly kind: 'timers' }
+  /** A limit changed: reload the limit book. */
+  | { readonly kind: 'limits' }
+  /** Capacity under a limit of the namespace was freed: every poll there looks again. */
+  | { readonly kind: 'gates'; readonly namespace: string };
 
 /** A node instance of a run, to load for a decision. */
 export interface StateKey {
@@ -43,6 +50,22 @@ export interface NewRun {
   readonly definitionName: string;
   readonly definitionVersion: number;
   readonly input: Json;
+  /** The start's idempotency key: the run is inserted only if this transaction won the key. */
+  readonly idempotencyKey?: string;
+}
+
+/** An idempotency key and the run it started. */
+export interface IdempotentRun {
+  readonly namespace: string;
+  readonly key: string;
+  readonly runId: string;
+  readonly definitionName: string;
+}
+
+/** What a lease request got: the tasks, and when a task held back by a rate limit may be tried again. */
+export interface LeaseOutcome {
+  readonly tasks: LeasedTask[];
+  readonly retryAt: Date | null;
 }
 
 /** A filter for listing runs. */
@@ -120,6 +143,27 @@ export interface Store {
   expiredLeases(limit: number): Promise<{ taskId: string; runId: string }[]>;
   /** The database's current time. */
   now(): Promise<Date>;
+
+  /** The runs named by idempotency keys (outside any transaction: after the claiming one ended). */
+  getIdempotentRuns(keys: readonly { namespace: string; key: string }[]): Promise<IdempotentRun[]>;
+  /** Limits of a namespace, or of every namespace. */
+  listLimits(namespace?: string): Promise<LimitRecord[]>;
+  /** Limits of a namespace with how much of each is in use. */
+  limitUsage(namespace: string): Promise<LimitUsage[]>;
+  /** The inbox: human tasks, oldest first. */
+  listHumanTasks(filter: InboxFilter): Promise<HumanTaskRecord[]>;
+  getHumanTask(taskId: string): Promise<HumanTaskRecord | null>;
+  /**
+   * Running runs with nothing that can wake them: no queued or running task, no timer, no pending
+   * decision or inbox event, and no history for `idleMs`. Advisory (no locks).
+   */
+  stuckRuns(idleMs: number, limit: number): Promise<string[]>;
+  /** Marks inbox rows whose attempt ended without an answer (run cancelled or ended) as cancelled. */
+  tidyInbox(limit: number): Promise<number>;
+  listSchedules(namespace: string): Promise<ScheduleRecord[]>;
+  getSchedule(namespace: string, name: string): Promise<ScheduleRecord | null>;
+  /** Schedules due now, or holding a buffered start (advisory, no locks). */
+  dueSchedules(limit: number): Promise<{ namespace: string; name: string }[]>;
   /** Publishes wake-ups to the other processes sharing the store (outside any transaction: they are hints). */
   notify(wakeups: readonly Wakeup[]): Promise<void>;
   /** Listens for wake-ups published by other processes sharing the store; returns a function that stops. */
@@ -144,8 +188,69 @@ export interface StoreTx {
   /** A definition version by id, read in this transaction. */
   getDefinitionById(id: string): Promise<DefinitionRecord | null>;
 
-  /** Inserts new runs, `running`, and returns them locked (the inserting transaction holds their row locks). */
+  /**
+   * Inserts new runs, `running`, and returns them locked (the inserting transaction holds their row
+   * locks). A run is left out when its namespace's quota of running runs is full (call `lockQuotas`
+   * first, in the same pipeline) or when it has an idempotency key this transaction did not win.
+   */
   insertRuns(runs: readonly NewRun[]): Promise<LockedRun[]>;
+  /**
+   * Claims idempotency keys for runs about to be inserted; returns the keys won. A key another
+   * transaction holds makes this wait for it; if that one commits, the key is lost. Keys are taken in
+   * order, so two batches never deadlock on each other.
+   */
+  claimIdempotencyKeys(rows: readonly IdempotentRun[]): Promise<{ namespace: string; key: string }[]>;
+  /** Gives back keys won by runs that were not inserted after all. */
+  releaseIdempotencyKeys(keys: readonly { namespace: string; key: string }[]): Promise<void>;
+  /**
+   * Takes the quota lock (a transaction-scoped advisory lock) of each namespace that has a quota, so
+   * that counting running runs and inserting new ones cannot interleave with another starter's.
+   */
+  lockQuotas(namespaces: readonly string[]): Promise<void>;
+  /** The quota and the running runs of namespaces, for explaining a refusal. */
+  quotaUsage(namespaces: readonly string[]): Promise<{ namespace: string; max: number; used: number }[]>;
+  /** Creates or replaces limits. */
+  setLimits(limits: readonly LimitRecord[]): Promise<void>;
+  /** Deletes a limit (the limit is lifted); false when there was none. */
+  deleteLimit(namespace: string, kind: LimitRecord['kind'], name: string): Promise<boolean>;
+  /**
+   * The highest priority queued (and available) for each task type: a task of lower priority must not go
+   * straight to a worker past them.
+   */
+  queuedPriorities(namespace: string, taskTypes: readonly string[]): Promise<Map<string, number>>;
+
+  /** Claims an open human task for a person: one conditional UPDATE, so one claim wins. */
+  claimHumanTask(namespace: string, taskId: string, user: string): Promise<HumanTaskRecord | null>;
+  /** Releases a claim held by `user`. */
+  releaseHumanTask(namespace: string, taskId: string, user: string): Promise<HumanTaskRecord | null>;
+  /**
+   * Answers an open human task (claimed by `user`, or by nobody): the inbox row and the attempt are
+   * completed together. The caller holds the run lock. Returns false when the task is not open.
+   */
+  completeHumanTask(
+    namespace: string,
+    taskId: string,
+    user: string,
+    data: Json,
+  ): Promise<{ nodeId: string; iteration: string; attempt: number } | null>;
+
+  /** The given runs that are still stuck, re-checked by a statement that starts after their locks are held. */
+  stillStuck(runIds: readonly string[], idleMs: number): Promise<string[]>;
+
+  /** Creates or replaces a schedule. */
+  putSchedule(spec: ScheduleSpec): Promise<ScheduleRecord>;
+  deleteSchedule(namespace: string, name: string): Promise<boolean>;
+  /** Pauses or resumes a schedule; `nextAt` is the next due time from now when resuming. */
+  pauseSchedule(
+    namespace: string,
+    name: string,
+    paused: boolean,
+    nextAt: Date | null,
+  ): Promise<ScheduleRecord | null>;
+  /** Locks a schedule that is due (or holds a buffered start), skipping one another replica holds. */
+  lockDueSchedule(namespace: string, name: string): Promise<ScheduleRecord | null>;
+  /** Records what became of a due time. */
+  recordScheduleFire(fire: ScheduleFire): Promise<void>;
   /** Locks run rows (`FOR UPDATE`, or `SKIP LOCKED` with `skip`) and returns those locked. */
   lockRuns(ids: readonly string[], mode: 'wait' | 'skip'): Promise<LockedRun[]>;
 
@@ -172,13 +277,19 @@ export interface StoreTx {
   loadMailboxes(keys: readonly MailboxStateKey[]): Promise<{ runId: string; mailbox: Mailbox }[]>;
 
   /** Applies workers' reports, fenced by attempt, lease token and a non-final status. */
-  finishTasks(reports: readonly TaskReport[]): Promise<ReportVerdict[]>;
+  /** With `namespace`, reports on tasks of runs in other namespaces are refused too. */
+  finishTasks(reports: readonly TaskReport[], namespace?: string): Promise<ReportVerdict[]>;
   /** Says why reports on these tasks would be refused, from the tasks as they are now. */
   explainRefusals(
     reports: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
+    namespace?: string,
   ): Promise<ReportVerdict[]>;
-  /** Leases queued tasks for a worker: removes them from the queue and marks them running, in one step. */
-  leaseTasks(request: LeaseRequest): Promise<LeasedTask[]>;
+  /**
+   * Leases queued tasks for a worker: removes them from the queue and marks them running, in one step.
+   * Tasks under a limit are leased only while the limit has room, counted under the limit's advisory lock;
+   * a task refused stays on the queue, free for the next lease.
+   */
+  leaseTasks(request: LeaseRequest): Promise<LeaseOutcome>;
   /** Leases specific tasks (named by a queue message outside PostgreSQL). */
   leaseTasksById(
     request: LeaseRequest,
@@ -188,6 +299,7 @@ export interface StoreTx {
   renewLeases(
     tasks: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
     leaseMs: number,
+    namespace?: string,
   ): Promise<string[]>;
   /** Ends running attempts whose lease or deadline passed (skipping rows others hold). */
   expireLeases(tasks: readonly { runId: string; taskId: string }[]): Promise<ExpiredTask[]>;

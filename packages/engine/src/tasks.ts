@@ -59,8 +59,9 @@ export class TaskService {
         ...(request.signal ? { signal: request.signal } : {}),
       });
       let leased: LeasedTask[];
+      let retryAt: Date | null;
       try {
-        leased = await this.ctx.store.transaction((tx) =>
+        ({ tasks: leased, retryAt } = await this.ctx.store.transaction((tx) =>
           tx.leaseTasks({
             namespace: request.namespace,
             taskTypes: request.taskTypes,
@@ -68,13 +69,15 @@ export class TaskService {
             worker: request.worker,
             leaseMs: this.ctx.config.leaseMs,
           }),
-        );
+        ));
+        leased = await this.resolveInputs(leased);
       } catch (e) {
         await poll.close();
         throw e;
       }
       this.ctx.stats.leasedByPoll += leased.length;
-      const left = deadline - Date.now();
+      // A task held back by a rate limit may be taken when its window has room: wake up then at the latest.
+      const left = Math.min(deadline, retryAt ? retryAt.getTime() + 5 : deadline) - Date.now();
       if (leased.length > 0 || left <= 0 || request.signal?.aborted || !poll.resume()) {
         const handed = await poll.close();
         if (leased.length > 0 || handed.length > 0 || left <= 0 || request.signal?.aborted)
@@ -98,6 +101,35 @@ export class TaskService {
     }
   }
 
+  /** Leased tasks with offloaded inputs fetched back: workers never see a blob reference. */
+  private async resolveInputs(tasks: LeasedTask[]): Promise<LeasedTask[]> {
+    const payloads = this.ctx.payloads;
+    if (!tasks.some((t) => payloads.isRef(t.input))) return tasks;
+    return Promise.all(tasks.map(async (t) => ({ ...t, input: await payloads.resolve(t.input) })));
+  }
+
+  /**
+   * Offloads large outputs; an output over the hard limit fails its attempt for good with a message that
+   * says so (a worker retrying the same report would never get it through).
+   */
+  private async offloadOutputs(reports: readonly TaskReport[]): Promise<TaskReport[]> {
+    return Promise.all(
+      reports.map(async (r): Promise<TaskReport> => {
+        if (r.outcome.kind !== 'completed') return r;
+        try {
+          const output = await this.ctx.payloads.offload(r.outcome.output, `the output of task ${r.taskId}`);
+          return output === r.outcome.output ? r : { ...r, outcome: { kind: 'completed', output } };
+        } catch (e) {
+          if (!(e instanceof WeftError)) throw e;
+          return {
+            ...r,
+            outcome: { kind: 'failed', error: { message: e.message, reason: 'error', retryable: false } },
+          };
+        }
+      }),
+    );
+  }
+
   /**
    * Applies reports and decides what follows in the same transaction where possible: runs whose lock is
    * free are decided here; runs another transaction holds get the event in their inbox and a decide-queue
@@ -106,6 +138,7 @@ export class TaskService {
    */
   async report(request: ReportRequest): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
     if (request.reports.length === 0) return { verdicts: [], leased: [] };
+    const offloaded = { ...request, reports: await this.offloadOutputs(request.reports) };
     const eager: EagerSlot | null =
       request.next && request.next.max > 0
         ? {
@@ -116,14 +149,19 @@ export class TaskService {
             leaseMs: this.ctx.config.leaseMs,
           }
         : null;
+    let out: { verdicts: ReportVerdict[]; leased: LeasedTask[] };
     try {
-      return await this.applyReports(request, eager, true);
+      out = await this.applyReports(offloaded, eager, true);
     } catch (e) {
       if (e instanceof WeftError || isDatabaseError(e)) throw e;
       // A decision failed (an engine bug, not the worker's fault). Keep the report: record it and leave
       // the decision to the background decider, which backs off and shows the error.
-      return this.applyReports(request, null, false);
+      out = await this.applyReports(offloaded, null, false);
     }
+    // A finished task may have freed room under a limit that tasks of other types wait for.
+    if (this.ctx.limits.hasLimits(request.namespace) && out.verdicts.some((v) => v.accepted))
+      this.ctx.wakeups.announce([{ kind: 'gates', namespace: request.namespace }]);
+    return { verdicts: out.verdicts, leased: await this.resolveInputs(out.leased) };
   }
 
   /**
@@ -145,7 +183,7 @@ export class TaskService {
     const { result: verdicts, pass } = await inPass(this.ctx, eager, async (tx, pass) => {
       if (!inline) {
         await tx.requestDecisions(runIds, 'task report');
-        const verdicts = await tx.finishTasks(request.reports);
+        const verdicts = await tx.finishTasks(request.reports, request.namespace);
         for (const [runId, list] of eventsByRun(request, verdicts)) {
           pass.writes.inboxAppend.push(...list.map((event) => ({ runId, event })));
         }
@@ -159,7 +197,9 @@ export class TaskService {
       // definition: runs this server has seen are known; for others the reads wait for the lock.
       const locking = tx.lockRuns(runIds, 'wait');
       const claiming = tx.claimDecisions(runIds);
-      const finishing = tx.finishTasks(request.reports);
+      const finishing = tx.finishTasks(request.reports, request.namespace);
+      // Tasks queued with a higher priority go before the worker's next task (read in the same round trip).
+      const floor = eager ? tx.queuedPriorities(eager.namespace, [...eager.taskTypes]) : null;
       const known = runIds.every((id) => this.ctx.runs.definitionOf(id) !== undefined);
       const ahead = (runs: readonly { id: string; definitionId: string }[]) =>
         this.ctx.evaluator.prefetch(
@@ -177,7 +217,8 @@ export class TaskService {
       const locked = await locking;
       for (const run of locked) this.ctx.runs.remember(run.id, run.definitionId);
       const prefetch = early ?? (await ahead(locked));
-      const [claimed, verdicts] = await Promise.all([claiming, finishing]);
+      const [claimed, verdicts, priorities] = await Promise.all([claiming, finishing, floor]);
+      pass.priorityFloor = priorities;
       await fault('report.after-finish');
       const events = eventsByRun(request, verdicts);
       const claimedIds = new Set(claimed);
@@ -207,14 +248,13 @@ export class TaskService {
     tasks: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
   ): Promise<{ held: string[]; lost: string[] }> {
     if (tasks.length === 0) return { held: [], lost: [] };
-    void namespace;
     const held = await this.ctx.store.transaction(async (tx) => {
-      const renewed = new Set(await tx.renewLeases(tasks, this.ctx.config.leaseMs));
+      const renewed = new Set(await tx.renewLeases(tasks, this.ctx.config.leaseMs, namespace));
       const lost = tasks.filter((t) => !renewed.has(t.taskId));
       if (lost.length > 0) {
         // Record refused heartbeats in history through the inbox: a worker holds no run lock.
         await tx.requestDecisions([...new Set(lost.map((t) => t.runId))], 'refused heartbeat');
-        const why = new Map((await tx.explainRefusals(lost)).map((v) => [v.taskId, v]));
+        const why = new Map((await tx.explainRefusals(lost, namespace)).map((v) => [v.taskId, v]));
         await tx.appendInbox(
           lost.flatMap((t) => {
             const v = why.get(t.taskId);

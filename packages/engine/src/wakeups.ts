@@ -67,6 +67,10 @@ export class Wakeups {
       this.pollers.wake(wakeup.namespace, wakeup.taskTypes);
       return;
     }
+    if (wakeup.kind === 'gates') {
+      this.pollers.wakeAll(wakeup.namespace);
+      return;
+    }
     for (const fn of this.listeners.get(wakeup.kind) ?? []) fn();
   }
 }
@@ -75,8 +79,10 @@ export class Wakeups {
 function merge(wakeups: readonly Wakeup[]): Wakeup[] {
   const types = new Map<string, Set<string>>();
   const kinds = new Set<Wakeup['kind']>();
+  const gates = new Set<string>();
   for (const w of wakeups) {
-    if (w.kind === 'tasks') {
+    if (w.kind === 'gates') gates.add(w.namespace);
+    else if (w.kind === 'tasks') {
       let set = types.get(w.namespace);
       if (!set) {
         set = new Set();
@@ -88,5 +94,6 @@ function merge(wakeups: readonly Wakeup[]): Wakeup[] {
   return [
     ...[...types].map(([namespace, set]): Wakeup => ({ kind: 'tasks', namespace, taskTypes: [...set] })),
     ...[...kinds].map((kind) => ({ kind }) as Wakeup),
+    ...[...gates].map((namespace): Wakeup => ({ kind: 'gates', namespace })),
   ];
 }

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Definition, Json, RunEvent } from '@weft/core';
 import type {
+  IdempotentRun,
   LeasedTask,
+  LeaseOutcome,
   LeaseRequest,
+  LimitRecord,
   LoadedTask,
   MailboxStateKey,
   NewRun,
@@ -20,11 +23,19 @@ import * as definitions from './ops/definitions.js';
 import { expiredLeases, expireLeases } from './ops/expire-leases.js';
 import { explainRefusals, finishTasks } from './ops/finish-tasks.js';
 import { readHistory } from './ops/history.js';
+import * as human from './ops/human-tasks.js';
+import * as idempotency from './ops/idempotency.js';
 import { appendInbox, readInbox } from './ops/inbox.js';
+import { leaseGated } from './ops/lease-gated.js';
 import { leaseTasks, leaseTasksById, renewLeases } from './ops/lease-tasks.js';
+import * as limits from './ops/limits.js';
 import { loadRunTasks, loadTasks, lockTasks } from './ops/load-tasks.js';
 import { loadMailboxes } from './ops/mailboxes.js';
+import { queuedPriorities } from './ops/queue.js';
+import * as quotas from './ops/quotas.js';
 import * as runs from './ops/runs.js';
+import * as schedules from './ops/schedules.js';
+import { stillStuck, stuckRuns } from './ops/sweeper.js';
 import { dueTimers, takeTimers } from './ops/timers.js';
 import { applyWriteSet } from './ops/write-set.js';
 import { listTasks } from './ops/write-tasks.js';
@@ -93,6 +104,17 @@ export class PgStore implements Store {
   dueDecisions = (limit: number) => decideQueue.dueDecisions(this.sql, limit);
   dueTimers = (limit: number) => dueTimers(this.sql, limit);
   expiredLeases = (limit: number) => expiredLeases(this.sql, limit);
+  getIdempotentRuns = (keys: readonly { namespace: string; key: string }[]) =>
+    idempotency.getIdempotentRuns(this.sql, keys);
+  listLimits = (namespace?: string) => limits.listLimits(this.sql, namespace);
+  limitUsage = (namespace: string) => limits.limitUsage(this.sql, namespace);
+  listHumanTasks = (filter: Parameters<Store['listHumanTasks']>[0]) => human.listHumanTasks(this.sql, filter);
+  getHumanTask = (taskId: string) => human.getHumanTask(this.sql, taskId);
+  stuckRuns = (idleMs: number, limit: number) => stuckRuns(this.sql, idleMs, limit);
+  tidyInbox = (limit: number) => human.tidyHumanTasks(this.sql, limit);
+  listSchedules = (namespace: string) => schedules.listSchedules(this.sql, namespace);
+  getSchedule = (namespace: string, name: string) => schedules.getSchedule(this.sql, namespace, name);
+  dueSchedules = (limit: number) => schedules.dueSchedules(this.sql, limit);
 
   async now(): Promise<Date> {
     const [row] = await this.sql<{ now: Date }[]>`SELECT now() AS now`.execute();
@@ -168,24 +190,83 @@ class PgStoreTx implements StoreTx {
   loadMailboxes(keys: readonly MailboxStateKey[]) {
     return loadMailboxes(this.tx, keys);
   }
-  finishTasks(reports: readonly TaskReport[]) {
-    return finishTasks(this.tx, reports);
+  finishTasks(reports: readonly TaskReport[], namespace?: string) {
+    return finishTasks(this.tx, reports, namespace);
   }
   async explainRefusals(
     reports: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
+    namespace?: string,
   ) {
-    return [...(await explainRefusals(this.tx, reports)).values()];
+    return [...(await explainRefusals(this.tx, reports, namespace)).values()];
   }
-  async leaseTasks(request: LeaseRequest): Promise<LeasedTask[]> {
+  async leaseTasks(request: LeaseRequest): Promise<LeaseOutcome> {
     // Rows whose task was cancelled are deleted and leased nothing; keep taking until the queue is
     // empty for these types or the request is filled.
     const out: LeasedTask[] = [];
+    let gated = false;
     for (let round = 0; round < 10 && out.length < request.max; round++) {
-      const { tasks, taken } = await leaseTasks(this.tx, { ...request, max: request.max - out.length });
-      out.push(...tasks);
-      if (taken < request.max - (out.length - tasks.length) || tasks.length === taken) break;
+      const step = await leaseTasks(this.tx, { ...request, max: request.max - out.length });
+      out.push(...step.tasks);
+      gated = step.gated;
+      if (
+        gated ||
+        step.taken < request.max - (out.length - step.tasks.length) ||
+        step.tasks.length === step.taken
+      )
+        break;
     }
-    return out;
+    if (!gated || out.length >= request.max) return { tasks: out, retryAt: null };
+    // Tasks under limits wait for these types: lease through the gated path, which counts each limit.
+    const more = await leaseGated(this.tx, { ...request, max: request.max - out.length });
+    return { tasks: [...out, ...more.tasks], retryAt: more.retryAt };
+  }
+  claimIdempotencyKeys(rows: readonly IdempotentRun[]) {
+    return idempotency.claimIdempotencyKeys(this.tx, rows);
+  }
+  releaseIdempotencyKeys(keys: readonly { namespace: string; key: string }[]) {
+    return idempotency.releaseIdempotencyKeys(this.tx, keys);
+  }
+  lockQuotas(namespaces: readonly string[]) {
+    return quotas.lockQuotas(this.tx, namespaces);
+  }
+  quotaUsage(namespaces: readonly string[]) {
+    return quotas.quotaUsage(this.tx, namespaces);
+  }
+  setLimits(rows: readonly LimitRecord[]) {
+    return limits.setLimits(this.tx, rows);
+  }
+  deleteLimit(namespace: string, kind: LimitRecord['kind'], name: string) {
+    return limits.deleteLimit(this.tx, namespace, kind, name);
+  }
+  queuedPriorities(namespace: string, taskTypes: readonly string[]) {
+    return queuedPriorities(this.tx, namespace, taskTypes);
+  }
+  claimHumanTask(namespace: string, taskId: string, user: string) {
+    return human.claimHumanTask(this.tx, namespace, taskId, user);
+  }
+  releaseHumanTask(namespace: string, taskId: string, user: string) {
+    return human.releaseHumanTask(this.tx, namespace, taskId, user);
+  }
+  completeHumanTask(namespace: string, taskId: string, user: string, data: Json) {
+    return human.completeHumanTask(this.tx, namespace, taskId, user, data);
+  }
+  stillStuck(runIds: readonly string[], idleMs: number) {
+    return stillStuck(this.tx, runIds, idleMs);
+  }
+  putSchedule(spec: Parameters<StoreTx['putSchedule']>[0]) {
+    return schedules.putSchedule(this.tx, spec);
+  }
+  deleteSchedule(namespace: string, name: string) {
+    return schedules.deleteSchedule(this.tx, namespace, name);
+  }
+  pauseSchedule(namespace: string, name: string, paused: boolean, nextAt: Date | null) {
+    return schedules.pauseSchedule(this.tx, namespace, name, paused, nextAt);
+  }
+  lockDueSchedule(namespace: string, name: string) {
+    return schedules.lockDueSchedule(this.tx, namespace, name);
+  }
+  recordScheduleFire(fire: Parameters<StoreTx['recordScheduleFire']>[0]) {
+    return schedules.recordScheduleFire(this.tx, fire);
   }
   leaseTasksById(
     request: LeaseRequest,
@@ -196,8 +277,9 @@ class PgStoreTx implements StoreTx {
   renewLeases(
     tasks: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
     leaseMs: number,
+    namespace?: string,
   ) {
-    return renewLeases(this.tx, tasks, leaseMs);
+    return renewLeases(this.tx, tasks, leaseMs, namespace);
   }
   expireLeases(tasks: readonly { runId: string; taskId: string }[]) {
     return expireLeases(this.tx, tasks);

@@ -20,6 +20,15 @@ export interface TaskIdentity {
   readonly attempt: number;
 }
 
+/** What a person is shown for a human task. */
+export interface HumanTaskSpec {
+  readonly title: string;
+  readonly description: string | null;
+  readonly assignees: readonly string[];
+  readonly form: JsonObject | null;
+  readonly deadlineAt: Date | null;
+}
+
 /** Dispatch details of a task a worker will run. */
 export interface TaskDispatch {
   readonly taskType: string;
@@ -87,6 +96,10 @@ export type Action =
   | { readonly kind: 'put_mailbox'; readonly mailbox: Mailbox }
   /** Set run variables (merged into the existing ones). */
   | { readonly kind: 'set_vars'; readonly values: JsonObject }
+  /** Put a human node's attempt in its namespace's inbox (the attempt itself is created just before). */
+  | ({ readonly kind: 'open_human_task' } & HumanTaskSpec & TaskIdentity)
+  /** Take a human task out of the inbox because it ended without an answer. */
+  | ({ readonly kind: 'close_human_task'; readonly state: 'expired' | 'cancelled' } & TaskIdentity)
   /** Append an event to the run's history. */
   | {
       readonly kind: 'record';
@@ -165,6 +178,8 @@ export function applyAction(tasks: Map<string, TaskState | null>, run: RunView, 
     case 'dispatch_task':
     case 'request_decision':
     case 'defer':
+    case 'open_human_task':
+    case 'close_human_task':
       return run;
   }
 }

@@ -9,7 +9,9 @@ import type { RunEvent } from './events.js';
 import { activate, failRun, propagate } from './flow.js';
 import type { MailboxKey } from './mailbox.js';
 import { onSignal } from './signal.js';
+import { humanDeadline } from './human.js';
 import { type DecisionState, MissingState } from './state.js';
+import { sweepRun } from './sweep.js';
 
 /** What one decision gives back: the actions to write, or the node instances it still needs loaded. */
 export type DecideResult =
@@ -108,6 +110,10 @@ async function handle(ctx: DecisionContext, event: RunEvent): Promise<void> {
     }
     case 'timer_fired': {
       if (!running) return;
+      if (event.purpose.kind === 'deadline') {
+        await humanDeadline(ctx, event.purpose);
+        return;
+      }
       if (event.purpose.kind !== 'retry') {
         await onControlTimer(ctx, event.purpose);
         return;
@@ -136,6 +142,9 @@ async function handle(ctx: DecisionContext, event: RunEvent): Promise<void> {
     }
     case 'signal_received':
       await onSignal(ctx, event);
+      return;
+    case 'run_swept':
+      await sweepRun(ctx, event.idleMs);
       return;
     case 'report_refused': {
       ctx.record(

@@ -3,11 +3,11 @@ import type { ControlEvent } from './control-events.js';
 import type { TaskError } from './state.js';
 
 /**
- * What a timer is for: the next attempt of a failed task (`retry`), the end of a wait node (`wait`), or
- * the timeout of a wait_for_event node (`event_timeout`).
+ * What a timer is for: the next attempt of a failed task (`retry`), the end of a wait node (`wait`), the
+ * timeout of a wait_for_event node (`event_timeout`), or a human task's deadline (`deadline`).
  */
 export type TimerPurpose = {
-  readonly kind: 'retry' | 'wait' | 'event_timeout';
+  readonly kind: 'retry' | 'wait' | 'event_timeout' | 'deadline';
   readonly nodeId: string;
   readonly iteration: string;
   readonly attempt: number;
@@ -46,6 +46,8 @@ export type RunEvent =
       readonly by: string;
     }
   | ({ readonly kind: 'run_cancelled' } & Requester)
+  /** The stuck-run sweeper found the run with nothing able to wake it: look at every node again. */
+  | { readonly kind: 'run_swept'; readonly idleMs: number }
   | {
       readonly kind: 'report_refused';
       readonly nodeId: string;

@@ -4,6 +4,7 @@ import { bodySinkDone } from './body.js';
 import type { DecisionContext } from './context.js';
 import { activateControl } from './control-nodes.js';
 import { evaluateAt, innermost, itemOf, positionOf, scopeAt } from './scope.js';
+import { activateHuman, isDeadlineEdge } from './human.js';
 import type { Arrival, RunError, TaskError, TaskState } from './state.js';
 
 /**
@@ -50,6 +51,9 @@ export async function activate(
     case 'noop':
       putTask(ctx, nodeId, iteration, waiting, { status: 'completed', input: null, output: null, arrivals });
       await propagate(ctx, nodeId, iteration, true);
+      return;
+    case 'human':
+      await activateHuman(ctx, node, iteration, waiting, arrivals);
       return;
     default:
       await activateControl(ctx, node, iteration, waiting, arrivals);
@@ -127,7 +131,11 @@ export async function propagate(
   }
   for (const target of next) {
     if (ctx.run.status !== 'running') return;
-    await arrive(ctx, target, iteration, { from: nodeId, taken: taken && (!chosen || chosen.has(target)) });
+    // A human node's deadline edges are taken only when its deadline passes.
+    await arrive(ctx, target, iteration, {
+      from: nodeId,
+      taken: taken && (!chosen || chosen.has(target)) && !isDeadlineEdge(ctx, nodeId, target),
+    });
   }
 }
 
@@ -247,9 +255,9 @@ export function failRun(ctx: DecisionContext, error: RunError): void {
  * A task's input: its input mapping, or without one the item of the map around it (the run input outside
  * maps).
  */
-async function computeInput(
+export async function computeInput(
   ctx: DecisionContext,
-  node: TaskNode,
+  node: Pick<TaskNode, 'id'>,
   iteration: string,
 ): Promise<{ ok: true; value: Json } | { ok: false; message: string }> {
   const mapping = ctx.workflow.inputMapping(node.id);

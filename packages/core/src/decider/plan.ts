@@ -77,6 +77,9 @@ export function planLoad(workflow: Workflow, run: RunView, event: RunEvent): Sta
     case 'run_retried':
     case 'run_rerun':
       break; // the whole run is loaded (needsWholeRun)
+    case 'run_swept':
+      for (const id of graph.nodes.keys()) add(id, '');
+      break;
   }
   return [...keys.values()];
 }

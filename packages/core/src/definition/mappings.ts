@@ -22,6 +22,7 @@ export function nodeMappings(node: NodeDef): NodeMapping[] {
     source === null ? [] : [{ field, source, reads: 'body' }];
   switch (node.kind) {
     case 'task':
+    case 'human':
       return before('input', node.input);
     case 'noop':
       return [];

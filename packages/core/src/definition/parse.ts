@@ -4,6 +4,8 @@ import { isJsonObject } from '../json.js';
 import { err, ok, type Result } from '../result.js';
 import { describeLocated, type Located, parseLocated } from './located.js';
 import { CONTROL_KINDS, readControlNode, readEdgeWhen } from './parse-control.js';
+import { deadlineEdges, readHumanNode } from './parse-human.js';
+import { readLimits, readTaskGates } from './parse-limits.js';
 import type { DefinitionProblem } from './problems.js';
 import { MapReader } from './reader.js';
 import {
@@ -26,7 +28,7 @@ export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** Task types: what workers poll for. */
 export const TASK_TYPE_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/;
 
-const NODE_KINDS: readonly NodeKind[] = ['task', 'noop', ...CONTROL_KINDS];
+const NODE_KINDS: readonly NodeKind[] = ['task', 'noop', 'human', ...CONTROL_KINDS];
 const MAX_TIMEOUT_MS = 365 * 86_400_000;
 
 interface Defaults {
@@ -67,8 +69,9 @@ export function parseDefinition(text: string): Result<Definition, DefinitionProb
   const output = top.json('output');
   const defaults = readDefaults(top);
   const nodes = readNodes(top, defaults, problems, '');
-  const edges = readEdges(top, problems, '');
-  top.done('a definition (expected name, description, input_schema, output, defaults, nodes, edges)');
+  const edges = [...readEdges(top, problems, ''), ...deadlineEdges(nodes)];
+  const limits = readLimits(top);
+  top.done('a definition (expected name, description, input_schema, output, defaults, nodes, edges, limits)');
   const definition: Definition = {
     name: name ?? '',
     ...(description !== undefined ? { description } : {}),
@@ -76,6 +79,7 @@ export function parseDefinition(text: string): Result<Definition, DefinitionProb
     edges,
     inputSchema: isJsonObject(inputSchema) ? (inputSchema as JsonObject) : null,
     output: (output ?? null) as MappingSource | null,
+    ...(limits ? { limits } : {}),
   };
   if (problems.length > 0 || name === undefined) {
     // Report graph problems too, but not about nodes that exist in the YAML and failed to parse.
@@ -195,13 +199,15 @@ function readNode(
     case 'task': {
       const fields = readTaskFields(r, defaults);
       r.done(
-        'a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority)',
+        'a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority, semaphores, rate_limit)',
       );
       return fields ? { ...common, kind, ...fields } : undefined;
     }
     case 'noop':
       r.done('a noop node (expected id, kind, description, join)');
       return { ...common, kind };
+    case 'human':
+      return readHumanNode(r, common);
     default:
       return readControlNode(r, kind, common, {
         nodes: (body, at) => readNodes(body, defaults, problems, at),
@@ -225,8 +231,9 @@ function readTaskFields(
   const retry = readRetry(r, defaults.retry);
   const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_TIMEOUT_MS }) ?? defaults.timeoutMs;
   const priority = r.integer('priority', { min: -1000, max: 1000 }) ?? defaults.priority;
+  const gates = readTaskGates(r);
   if (taskType === undefined) return undefined;
-  return { taskType, input: input === undefined ? null : input, retry, timeoutMs, priority };
+  return { taskType, input: input === undefined ? null : input, retry, timeoutMs, priority, ...gates };
 }
 
 function readEdges(top: MapReader, problems: DefinitionProblem[], prefix: string): EdgeDef[] {

@@ -1,6 +1,8 @@
 import type { MappingSource } from '../expr/mapping.js';
 import type { JsonObject } from '../json.js';
 import type { ControlNode, EdgeWhen } from './control-types.js';
+import type { HumanNode } from './human-types.js';
+import type { DeclaredLimits, TaskGates } from './limit-types.js';
 
 /** How a node with several incoming edges waits: for every branch that can still arrive, or the first. */
 export type JoinMode = 'all' | 'any';
@@ -27,7 +29,7 @@ export interface NodeCommon {
 }
 
 /** A unit of work done by an external worker that polls for its `taskType`. */
-export interface TaskNode extends NodeCommon {
+export interface TaskNode extends NodeCommon, TaskGates {
   readonly kind: 'task';
   readonly taskType: string;
   readonly input: MappingSource | null;
@@ -43,8 +45,8 @@ export interface NoopNode extends NodeCommon {
   readonly kind: 'noop';
 }
 
-/** Every kind of node. The control and wait kinds are defined in control-types.ts. */
-export type NodeDef = TaskNode | NoopNode | ControlNode;
+/** Every kind of node. The control and wait kinds are defined in control-types.ts, human in human-types.ts. */
+export type NodeDef = TaskNode | NoopNode | ControlNode | HumanNode;
 
 /** The kinds of node, as written in YAML. */
 export type NodeKind = NodeDef['kind'];
@@ -68,6 +70,8 @@ export interface Definition {
   readonly inputSchema: JsonObject | null;
   /** Mapping that computes the run's output; by default the outputs of the last nodes, keyed by id. */
   readonly output: MappingSource | null;
+  /** Limits this definition declares for its namespace (set when it is deployed). */
+  readonly limits?: DeclaredLimits;
 }
 
 /** The retry policy a task gets when it names none. */

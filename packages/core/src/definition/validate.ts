@@ -6,6 +6,7 @@ import { nodeMappings } from './mappings.js';
 import { type DefinitionProblem, suggest } from './problems.js';
 import type { Definition, EdgeDef, NodeDef } from './types.js';
 import { validateControl } from './validate-control.js';
+import { validateHumanNodes } from './validate-human.js';
 
 /**
  * Checks a definition's graph and expressions: no empty graph or body, no duplicate node ids, no edges to
@@ -118,6 +119,7 @@ export function validateDefinition(
       }
     }
   }
+  problems.push(...validateHumanNodes(def));
   if (def.inputSchema) {
     const schema = compileSchema(def.inputSchema);
     if (!schema.ok)

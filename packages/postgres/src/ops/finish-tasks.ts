@@ -8,7 +8,11 @@ import { jsonText } from '../db.js';
  * carries the right token (test: "a report after the task timed out is refused"). A report past the
  * attempt's deadline is refused too. Refused reports come back with the reason, for the run's history.
  */
-export async function finishTasks(sql: Db, reports: readonly TaskReport[]): Promise<ReportVerdict[]> {
+export async function finishTasks(
+  sql: Db,
+  reports: readonly TaskReport[],
+  namespace?: string,
+): Promise<ReportVerdict[]> {
   if (reports.length === 0) return [];
   const accepted = await sql<{ id: string; nodeId: string; iteration: string; attempt: number }[]>`
     UPDATE weft.tasks t SET status = r.status, output = r.output::jsonb, error = r.error::jsonb, finished_at = now()
@@ -20,10 +24,13 @@ export async function finishTasks(sql: Db, reports: readonly TaskReport[]): Prom
            AS r(run_id, id, attempt, token, status, output, error)
      WHERE t.run_id = r.run_id AND t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
        AND t.status = 'running' AND (t.deadline_at IS NULL OR t.deadline_at > now())
+       AND (${namespace ?? null}::text IS NULL
+            OR EXISTS (SELECT 1 FROM weft.runs n WHERE n.id = t.run_id AND n.namespace = ${namespace ?? null}::text))
     RETURNING t.id, t.node_id, t.iteration, t.attempt`.execute();
   const byId = new Map(accepted.map((a) => [a.id, a]));
   const refused = reports.filter((r) => !byId.has(r.taskId));
-  const why = refused.length > 0 ? await explainRefusals(sql, refused) : new Map<string, ReportVerdict>();
+  const why =
+    refused.length > 0 ? await explainRefusals(sql, refused, namespace) : new Map<string, ReportVerdict>();
   return reports.map((r): ReportVerdict => {
     const ok = byId.get(r.taskId);
     if (ok)
@@ -47,16 +54,19 @@ interface TaskNow {
   leaseToken: string | null;
   pastDeadline: boolean;
   latest: number;
+  namespace: string;
 }
 
 /** Says why each refused report was refused, from the task as it is now. */
 export async function explainRefusals(
   sql: Db,
   reports: readonly Pick<TaskReport, 'runId' | 'taskId' | 'attempt' | 'leaseToken'>[],
+  namespace?: string,
 ): Promise<Map<string, ReportVerdict>> {
   const rows = await sql<TaskNow[]>`
     SELECT t.id, t.node_id, t.iteration, t.attempt, t.status, t.lease_token::text,
            coalesce(t.deadline_at <= now(), false) AS past_deadline,
+           (SELECT r.namespace FROM weft.runs r WHERE r.id = t.run_id) AS namespace,
            (SELECT max(l.attempt) FROM weft.tasks l
              WHERE l.run_id = t.run_id AND l.node_id = t.node_id AND l.iteration = t.iteration) AS latest
       FROM weft.tasks t
@@ -75,7 +85,9 @@ export async function explainRefusals(
       continue;
     }
     let why: string;
-    if (task.attempt !== report.attempt) {
+    if (namespace !== undefined && task.namespace !== namespace) {
+      why = `the task belongs to namespace "${task.namespace}", not "${namespace}"`;
+    } else if (task.attempt !== report.attempt) {
       why = `the report names attempt ${report.attempt}, but task ${task.id} is attempt ${task.attempt}`;
     } else if (task.latest > task.attempt) {
       why = `the report is for attempt ${task.attempt}, but attempt ${task.latest} is current`;
@@ -84,6 +96,11 @@ export async function explainRefusals(
       why = 'the lease token does not match: the lease was lost or taken over';
     else if (task.pastDeadline) why = "the attempt's timeout has passed";
     else why = 'the task changed while the report was applied';
+    if (namespace !== undefined && task.namespace !== namespace) {
+      // Not recorded in the other namespace's run.
+      out.set(report.taskId, { taskId: report.taskId, accepted: false, why });
+      continue;
+    }
     out.set(report.taskId, {
       taskId: report.taskId,
       accepted: false,

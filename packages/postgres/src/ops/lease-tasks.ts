@@ -2,7 +2,7 @@ import type { Json } from '@weft/core';
 import type { LeasedTask, LeaseRequest } from '@weft/engine';
 import type { Db } from '../db.js';
 
-interface LeasedJson {
+export interface LeasedJson {
   id: string;
   run_id: string;
   node_id: string;
@@ -16,7 +16,8 @@ interface LeasedJson {
   definition_name: string;
 }
 
-const fromJson = (t: LeasedJson): LeasedTask => ({
+/** A leased task as the lease statements return it (JSON built in SQL). */
+export const fromJson = (t: LeasedJson): LeasedTask => ({
   id: t.id,
   runId: t.run_id,
   nodeId: t.node_id,
@@ -37,17 +38,32 @@ const fromJson = (t: LeasedJson): LeasedTask => ({
  * was cancelled) is deleted and skipped. So is one of a paused run: pause stops new work from starting,
  * and resume puts the run's queued tasks back on the queue (test: "a paused run's queued task is not
  * leased until resume"). Returns the leased tasks and how many queue rows were taken.
+ *
+ * This is the fast path: it takes only rows under no limit (no gates, a task type with no concurrency
+ * cap), takes no lock and reads no usage. When rows under a limit wait for these task types it takes
+ * nothing and says `gated`: the caller then leases through the gated path, which orders every candidate
+ * by priority and counts each limit under its lock.
  */
 export async function leaseTasks(
   sql: Db,
   request: LeaseRequest,
-): Promise<{ tasks: LeasedTask[]; taken: number }> {
-  const [row] = await sql<{ taken: number; tasks: LeasedJson[] }[]>`
-    WITH picked AS (
+): Promise<{ tasks: LeasedTask[]; taken: number; gated: boolean }> {
+  const [row] = await sql<{ taken: number; tasks: LeasedJson[]; gated: boolean }[]>`
+    WITH capped AS (
+      SELECT l.name FROM weft.limits l
+       WHERE l.namespace = ${request.namespace} AND l.kind = 'concurrency' AND l.name = ANY(${[...request.taskTypes]}::text[])
+    ), gated AS (
+      SELECT EXISTS (SELECT 1 FROM weft.queue g
+                      WHERE g.namespace = ${request.namespace} AND g.task_type = ANY(${[...request.taskTypes]}::text[])
+                        AND g.gates IS NOT NULL AND g.available_at <= now())
+          OR EXISTS (SELECT 1 FROM weft.queue g
+                      WHERE g.namespace = ${request.namespace} AND g.task_type = ANY(ARRAY(SELECT name FROM capped))
+                        AND g.gates IS NULL AND g.available_at <= now()) AS waiting
+    ), picked AS (
       DELETE FROM weft.queue q
        WHERE q.id IN (SELECT id FROM weft.queue
                        WHERE namespace = ${request.namespace} AND task_type = ANY(${[...request.taskTypes]}::text[])
-                         AND available_at <= now()
+                         AND gates IS NULL AND available_at <= now() AND NOT (SELECT waiting FROM gated)
                        ORDER BY priority DESC, id LIMIT ${request.max}::int FOR UPDATE SKIP LOCKED)
       RETURNING q.task_id, q.run_id
     ), leased AS (
@@ -62,14 +78,14 @@ export async function leaseTasks(
       RETURNING t.id, t.run_id, t.node_id, t.iteration, t.attempt, t.task_type, t.input, t.lease_token,
                 t.lease_expires_at, t.deadline_at
     )
-    SELECT (SELECT count(*)::int FROM picked) AS taken,
+    SELECT (SELECT count(*)::int FROM picked) AS taken, (SELECT waiting FROM gated) AS gated,
            coalesce((SELECT json_agg(json_build_object(
               'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
               'definition_name', r.definition_name))
              FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
-  return { tasks: row!.tasks.map(fromJson), taken: row!.taken };
+  return { tasks: row!.tasks.map(fromJson), taken: row!.taken, gated: row!.gated };
 }
 
 /**
@@ -114,6 +130,7 @@ export async function renewLeases(
   sql: Db,
   tasks: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
   leaseMs: number,
+  namespace?: string,
 ): Promise<string[]> {
   if (tasks.length === 0) return [];
   const rows = await sql<{ id: string }[]>`
@@ -122,6 +139,8 @@ export async function renewLeases(
       FROM unnest(${tasks.map((t) => t.runId)}::uuid[], ${tasks.map((t) => t.taskId)}::uuid[],
                   ${tasks.map((t) => t.attempt)}::int[], ${tasks.map((t) => t.leaseToken)}::uuid[]) AS k(run_id, id, attempt, token)
      WHERE t.run_id = k.run_id AND t.id = k.id AND t.attempt = k.attempt AND t.lease_token = k.token AND t.status = 'running'
+       AND (${namespace ?? null}::text IS NULL
+            OR EXISTS (SELECT 1 FROM weft.runs r WHERE r.id = t.run_id AND r.namespace = ${namespace ?? null}::text))
     RETURNING t.id`.execute();
   return rows.map((r) => r.id);
 }

@@ -6,16 +6,39 @@ import { bools, jsonText } from '../db.js';
 const RUN_COLUMNS =
   'r.id, r.namespace, r.definition_id::text, r.definition_name, r.definition_version, r.status, r.input, r.output, r.error, r.vars, r.sinks_done, r.created_at, r.finished_at';
 
-/** Inserts runs in status `running`; the inserting transaction holds their row locks until it commits. */
+/**
+ * Inserts runs in status `running`; the inserting transaction holds their row locks until it commits.
+ *
+ * Two kinds of run are left out. A run with an idempotency key this transaction did not claim (another
+ * start owns the key). And a run over its namespace's quota of running runs: the count is taken by this
+ * statement, whose snapshot is taken after `lockQuotas` (sent just before it, in the same pipeline) holds
+ * the namespace's quota lock. Namespaces without a quota row are not counted.
+ */
 export async function insertRuns(sql: Db, runs: readonly NewRun[]): Promise<LockedRun[]> {
   if (runs.length === 0) return [];
   return sql<LockedRun[]>`
+    WITH n AS (
+      SELECT * FROM unnest(${runs.map((r) => r.id)}::uuid[], ${runs.map((r) => r.namespace)}::text[], ${runs.map((r) => r.definitionId)}::bigint[],
+                  ${runs.map((r) => r.definitionName)}::text[], ${runs.map((r) => r.definitionVersion)}::int[],
+                  ${runs.map((r) => jsonText(r.input) ?? 'null')}::text[], ${runs.map((r) => r.idempotencyKey ?? null)}::text[])
+        WITH ORDINALITY AS n(id, namespace, definition_id, definition_name, definition_version, input, key, ord)
+    ), keyed AS (
+      SELECT n.* FROM n
+       WHERE n.key IS NULL
+          OR EXISTS (SELECT 1 FROM weft.idempotency_keys k WHERE k.namespace = n.namespace AND k.key = n.key AND k.run_id = n.id)
+    ), room AS (
+      SELECT l.namespace, l.max - (SELECT count(*) FROM weft.runs r
+                                    WHERE r.namespace = l.namespace AND r.status IN ('running', 'paused')) AS free
+        FROM (SELECT DISTINCT namespace FROM keyed) ns
+        JOIN weft.limits l ON l.namespace = ns.namespace AND l.kind = 'quota' AND l.name = ''
+    ), admitted AS (
+      SELECT k.* FROM (SELECT keyed.*, row_number() OVER (PARTITION BY keyed.namespace ORDER BY keyed.ord) AS place FROM keyed) k
+        LEFT JOIN room q ON q.namespace = k.namespace
+       WHERE q.free IS NULL OR k.place <= q.free
+    )
     INSERT INTO weft.runs AS r (id, namespace, definition_id, definition_name, definition_version, status, input)
     SELECT id, namespace, definition_id, definition_name, definition_version, 'running', input::jsonb
-      FROM unnest(${runs.map((r) => r.id)}::uuid[], ${runs.map((r) => r.namespace)}::text[], ${runs.map((r) => r.definitionId)}::bigint[],
-                  ${runs.map((r) => r.definitionName)}::text[], ${runs.map((r) => r.definitionVersion)}::int[],
-                  ${runs.map((r) => jsonText(r.input) ?? 'null')}::text[])
-        AS n(id, namespace, definition_id, definition_name, definition_version, input)
+      FROM admitted ORDER BY ord
     RETURNING ${sql.unsafe(RUN_COLUMNS)}, 0 AS last_seq, now() AS now`.execute();
 }
 

@@ -2,6 +2,7 @@ import type { WriteSet } from '@weft/engine';
 import type { Db } from '../db.js';
 import { requestDecisions } from './decide-queue.js';
 import { appendHistory } from './history.js';
+import { closeHumanTasks, insertHumanTasks } from './human-tasks.js';
 import { appendInbox, deleteInbox } from './inbox.js';
 import { writeMailboxes } from './mailboxes.js';
 import { enqueueTasks } from './queue.js';
@@ -29,6 +30,8 @@ export async function applyWriteSet(
     appendInbox(sql, w.inboxAppend),
     requestDecisions(sql, w.decisionRequests, 'deferred event'),
     writeMailboxes(sql, w.mailboxes),
+    insertHumanTasks(sql, w.humanTasks),
+    closeHumanTasks(sql, w.humanTaskCloses),
   ]);
   return {
     absorbed: absorbed.map((r) => ({

@@ -1,0 +1,12 @@
+/**
+ * Where large payloads are kept. Keys are content hashes, so a blob is written once and never changes:
+ * writing the same key twice is harmless, and a blob written by a transaction that rolled back is only
+ * garbage, never wrong data.
+ */
+export interface BlobStore {
+  /** A short description for logs (`folder /var/lib/weft/blobs`, `s3 bucket/prefix`). */
+  readonly name: string;
+  put(key: string, data: Buffer): Promise<void>;
+  /** The blob, or null when there is none with this key. */
+  get(key: string): Promise<Buffer | null>;
+}

@@ -1,0 +1,36 @@
+import type { Json } from '@weft/core';
+import type { WriteSet } from '../records.js';
+import type { PayloadStore } from './payload-store.js';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * Replaces large values in a pass's writes by blob references, just before they are written. These values
+ * were computed by the engine (a task input from a mapping, a run output, a history event carrying an
+ * output), so the hard limit does not apply: what came from outside was checked on the way in.
+ */
+export async function offloadWrites(payloads: PayloadStore, w: WriteSet): Promise<void> {
+  const jobs: Promise<void>[] = [];
+  const put = <T extends object, K extends keyof T>(row: T, key: K, what: string) => {
+    const value = row[key] as unknown as Json | undefined;
+    if (value === undefined || value === null || typeof value !== 'object') {
+      if (typeof value !== 'string' || value.length * 3 < payloads.config.thresholdBytes) return;
+    }
+    jobs.push(
+      payloads.offload(value, what, { enforceMax: false }).then((stored) => {
+        if (stored !== value) (row as Mutable<T>)[key] = stored as unknown as T[K];
+      }),
+    );
+  };
+  for (const row of w.newTasks) {
+    put(row, 'input', 'a task input');
+    put(row, 'output', 'a task output');
+  }
+  for (const row of w.taskUpdates) {
+    put(row, 'input', 'a task input');
+    put(row, 'output', 'a task output');
+  }
+  for (const row of w.runUpdates) put(row, 'output', 'a run output');
+  for (const row of w.history) put(row, 'data', 'a history event');
+  if (jobs.length > 0) await Promise.all(jobs);
+}
