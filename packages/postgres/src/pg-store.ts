@@ -204,10 +204,12 @@ class PgStoreTx implements StoreTx {
     // empty for these types or the request is filled.
     const out: LeasedTask[] = [];
     let gated = false;
+    let retryAt: Date | null = null;
     for (let round = 0; round < 10 && out.length < request.max; round++) {
       const step = await leaseTasks(this.tx, { ...request, max: request.max - out.length });
       out.push(...step.tasks);
       gated = step.gated;
+      retryAt = step.nextAt;
       if (
         gated ||
         step.taken < request.max - (out.length - step.tasks.length) ||
@@ -215,10 +217,11 @@ class PgStoreTx implements StoreTx {
       )
         break;
     }
-    if (!gated || out.length >= request.max) return { tasks: out, retryAt: null };
+    if (!gated || out.length >= request.max) return { tasks: out, retryAt };
     // Tasks under limits wait for these types: lease through the gated path, which counts each limit.
     const more = await leaseGated(this.tx, { ...request, max: request.max - out.length });
-    return { tasks: [...out, ...more.tasks], retryAt: more.retryAt };
+    const times = [retryAt, more.retryAt].filter((t): t is Date => t !== null).map((t) => t.getTime());
+    return { tasks: [...out, ...more.tasks], retryAt: times.length > 0 ? new Date(Math.min(...times)) : null };
   }
   claimIdempotencyKeys(rows: readonly IdempotentRun[]) {
     return idempotency.claimIdempotencyKeys(this.tx, rows);

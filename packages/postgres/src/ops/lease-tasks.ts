@@ -47,8 +47,8 @@ export const fromJson = (t: LeasedJson): LeasedTask => ({
 export async function leaseTasks(
   sql: Db,
   request: LeaseRequest,
-): Promise<{ tasks: LeasedTask[]; taken: number; gated: boolean }> {
-  const [row] = await sql<{ taken: number; tasks: LeasedJson[]; gated: boolean }[]>`
+): Promise<{ tasks: LeasedTask[]; taken: number; gated: boolean; nextAt: Date | null }> {
+  const [row] = await sql<{ taken: number; tasks: LeasedJson[]; gated: boolean; nextAt: Date | null }[]>`
     WITH capped AS (
       SELECT l.name FROM weft.limits l
        WHERE l.namespace = ${request.namespace} AND l.kind = 'concurrency' AND l.name = ANY(${[...request.taskTypes]}::text[])
@@ -79,13 +79,17 @@ export async function leaseTasks(
                 t.lease_expires_at, t.deadline_at
     )
     SELECT (SELECT count(*)::int FROM picked) AS taken, (SELECT waiting FROM gated) AS gated,
+           -- When a task held back by a rate limit becomes available (only rows under limits are held back).
+           (SELECT min(g.available_at) FROM weft.queue g
+             WHERE g.namespace = ${request.namespace} AND g.task_type = ANY(${[...request.taskTypes]}::text[])
+               AND g.gates IS NOT NULL AND g.available_at > now()) AS next_at,
            coalesce((SELECT json_agg(json_build_object(
               'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
               'definition_name', r.definition_name))
              FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
-  return { tasks: row!.tasks.map(fromJson), taken: row!.taken, gated: row!.gated };
+  return { tasks: row!.tasks.map(fromJson), taken: row!.taken, gated: row!.gated, nextAt: row!.nextAt };
 }
 
 /**

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { completed, eventually } from '../helpers.js';
+import { type Fleet, fleet, pollAll } from '../fleet.js';
+
+// Seed 001, invariant 9: a rate limit (N starts of a task per window, per key) holds when ten dispatchers
+// lease at once; the starts inside the window are counted under the key's advisory lock. A task refused
+// by the limit stays on the queue, held back until the window has room.
+
+const LIMIT = 3;
+let f: Fleet;
+beforeAll(async () => {
+  f = await fleet(10);
+  await f.main.definitions.deploy(
+    'default',
+    `name: mail
+limits:
+  rates: { mail: { limit: ${LIMIT}, per: 1500ms } }
+nodes:
+  - { id: send, task_type: mail.send, rate_limit: mail }
+`,
+  );
+});
+afterAll(async () => {
+  await f?.close();
+});
+
+async function startsInWindow(): Promise<number> {
+  const [row] = (await f.db.sql`
+    SELECT count(*)::int AS n FROM weft.holds
+     WHERE gate = 'rate:default:mail' AND taken_at > now() - interval '1500 milliseconds'`) as unknown as [
+    { n: number },
+  ];
+  return row.n;
+}
+
+describe('rate limits', () => {
+  it('ten dispatchers at once start no more than the limit per window, and the rest follow later', async () => {
+    await Promise.all(
+      Array.from({ length: 8 }, () => f.main.runs.start({ namespace: 'default', definition: 'mail', input: {} })),
+    );
+    const first = (await pollAll(f.engines, ['mail.send'], 10)).flat();
+    expect(first).toHaveLength(LIMIT);
+    expect(await startsInWindow()).toBeLessThanOrEqual(LIMIT);
+    // Finishing does not give a start back: the window does.
+    await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: first.map((t) => completed(t)) });
+    expect((await pollAll(f.engines, ['mail.send'], 10)).flat()).toHaveLength(0);
+    // A waiting poll is answered once the window has room (it wakes at the time the limit named).
+    const started = Date.now();
+    const next = await f.main.tasks.poll({ namespace: 'default', worker: 'w', taskTypes: ['mail.send'], max: 10, waitMs: 10_000 });
+    expect(next.length).toBeGreaterThan(0);
+    expect(next.length).toBeLessThanOrEqual(LIMIT);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: next.map((t) => completed(t)) });
+  });
+
+  it('every run gets through in the end', async () => {
+    const done = await eventually(
+      async () => {
+        const got = (await pollAll(f.engines.slice(0, 3), ['mail.send'], 10)).flat();
+        if (got.length > 0)
+          await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: got.map((t) => completed(t)) });
+        expect(await startsInWindow()).toBeLessThanOrEqual(LIMIT);
+        const [row] = (await f.db.sql`
+          SELECT count(*)::int AS n FROM weft.runs WHERE status = 'completed'`) as unknown as [{ n: number }];
+        return row.n === 8 ? true : undefined;
+      },
+      20_000,
+      'every run to complete',
+    );
+    expect(done).toBe(true);
+  });
+});
