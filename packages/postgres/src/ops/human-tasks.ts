@@ -118,13 +118,13 @@ export async function completeHumanTask(
          AND (h.claimed_by IS NULL OR h.claimed_by = ${user})
          FOR UPDATE
     ), t AS (
-      UPDATE weft.tasks t SET status = 'completed', output = ${jsonText(data) ?? 'null'}::jsonb, finished_at = now(),
+      UPDATE weft.tasks t SET status = 'completed', output = ${jsonText(data) ?? 'null'}::text::jsonb, finished_at = now(),
              worker = ${user}
         FROM h WHERE t.run_id = h.run_id AND t.id = h.task_id AND t.attempt = h.attempt AND t.status = 'running'
       RETURNING t.run_id, t.id, t.node_id, t.iteration, t.attempt
     ), done AS (
       UPDATE weft.human_tasks x
-         SET state = 'completed', completed_by = ${user}, completed_at = now(), data = ${jsonText(data) ?? 'null'}::jsonb,
+         SET state = 'completed', completed_by = ${user}, completed_at = now(), data = ${jsonText(data) ?? 'null'}::text::jsonb,
              claimed_by = coalesce(x.claimed_by, ${user}), claimed_at = coalesce(x.claimed_at, now())
         FROM t WHERE x.run_id = t.run_id AND x.task_id = t.id
     )

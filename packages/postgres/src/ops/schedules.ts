@@ -10,7 +10,7 @@ export async function putSchedule(sql: Db, s: ScheduleSpec): Promise<ScheduleRec
   const [row] = await sql<ScheduleRecord[]>`
     INSERT INTO weft.schedules AS s (namespace, name, definition, version, cron, timezone, input, overlap, paused, next_at)
     VALUES (${s.namespace}, ${s.name}, ${s.definition}, ${s.version}::int, ${s.cron}, ${s.timezone},
-            ${jsonText(s.input) ?? '{}'}::jsonb, ${s.overlap}, ${s.paused}, ${s.nextAt?.toISOString() ?? null}::timestamptz)
+            ${jsonText(s.input) ?? '{}'}::text::jsonb, ${s.overlap}, ${s.paused}, ${s.nextAt?.toISOString() ?? null}::timestamptz)
     ON CONFLICT (namespace, name) DO UPDATE
        SET definition = EXCLUDED.definition, version = EXCLUDED.version, cron = EXCLUDED.cron,
            timezone = EXCLUDED.timezone, input = EXCLUDED.input, overlap = EXCLUDED.overlap,
