@@ -32,3 +32,8 @@ export * from './stats.js';
 export * from './store.js';
 export * from './tasks.js';
 export * from './wakeups.js';
+export * from './human-tasks.js';
+export * from './limit-service.js';
+export * from './schedules.js';
+export * from './starts.js';
+export * from './sweeper.js';
