@@ -11,7 +11,7 @@ import type { BlobStore } from './blob-store.js';
 export class FolderBlobStore implements BlobStore {
   readonly name: string;
 
-  constructor(private readonly dir: string) {
+  constructor(readonly dir: string) {
     this.name = `folder ${dir}`;
   }
 

@@ -96,6 +96,14 @@ export class PayloadStore {
     return parsed;
   }
 
+  /** A copy of `record` with the named fields resolved (the record itself when none is a reference). */
+  async resolveFields<T extends object>(record: T, fields: readonly (keyof T)[]): Promise<T> {
+    if (!fields.some((f) => this.isRef(record[f]))) return record;
+    const out = { ...record };
+    for (const f of fields) out[f] = (await this.resolve(record[f] as unknown as Json)) as T[keyof T];
+    return out;
+  }
+
   private remember(key: string, value: Json, bytes: number): void {
     if (bytes > this.cacheBytes / 4 || this.cache.has(key)) return;
     this.cache.set(key, { value, bytes });
