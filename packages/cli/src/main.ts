@@ -4,6 +4,7 @@ import { parseDuration } from '@weft/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { registerControlCommands } from './commands/control.js';
 import { demoCommand } from './commands/demo.js';
+import { registerFlowCommands } from './commands/flow.js';
 import { migrateCommand, validateCommand } from './commands/local.js';
 import {
   cancelCommand,
@@ -67,6 +68,15 @@ program
   .option('--log-level <level>', 'log level (info, warn, error, silent)', 'info')
   .option('--lease <duration>', 'how long a lease lasts without a heartbeat', duration, 90_000)
   .option('--heartbeat <duration>', 'how often workers are told to renew leases', duration, 30_000)
+  .option('--blob-dir <dir>', 'where payloads over the threshold go (default: blobs in the data folder)')
+  .option('--payload-threshold <size>', 'payloads larger than this go to the blob store', '256kb')
+  .option('--max-payload <size>', 'payloads larger than this are refused', '16mb')
+  .option(
+    '--sweep-idle <duration>',
+    'how long a run with nothing to wake it waits before the sweeper repairs it',
+    duration,
+    300_000,
+  )
   .action((o) => devCommand(o));
 
 program
@@ -78,6 +88,19 @@ program
   .option('--log-level <level>', 'log level (info, warn, error, silent)', 'info')
   .option('--lease <duration>', 'how long a lease lasts without a heartbeat', duration, 90_000)
   .option('--heartbeat <duration>', 'how often workers are told to renew leases', duration, 30_000)
+  .option(
+    '--blob-dir <dir>',
+    'folder for payloads over the threshold (or set WEFT_S3_BUCKET for S3)',
+    process.env.WEFT_BLOB_DIR,
+  )
+  .option('--payload-threshold <size>', 'payloads larger than this go to the blob store', '256kb')
+  .option('--max-payload <size>', 'payloads larger than this are refused', '16mb')
+  .option(
+    '--sweep-idle <duration>',
+    'how long a run with nothing to wake it waits before the sweeper repairs it',
+    duration,
+    300_000,
+  )
   .action((o) => serverCommand(o));
 
 program
@@ -104,7 +127,8 @@ program
   .argument('<name>', 'definition name')
   .option('-i, --input <json>', 'run input as JSON', '{}')
   .option('--version <n>', 'pin a version instead of the latest', positiveInt)
-  .action((name, o) => startCommand(name, o.input, o.version, remote()));
+  .option('--idempotency-key <key>', 'a repeated start with this key returns the run it started')
+  .action((name, o) => startCommand(name, o.input, o.version, remote(), o.idempotencyKey));
 
 const runs = program.command('runs').description('list and inspect runs');
 runs
@@ -140,6 +164,7 @@ program
   .action((run, name, o) => signalCommand(run, name, o, remote()));
 
 registerControlCommands(program, runs, remote);
+registerFlowCommands(program, remote);
 
 try {
   await program.parseAsync();

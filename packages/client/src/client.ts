@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import type { HumanTask, Limit, Schedule, ScheduleSpec, SweeperStats } from './flow-types.js';
 import { SseParser } from './sse.js';
 import type {
   Asking,
@@ -79,12 +80,103 @@ export class WeftClient {
     return this.call('GET', `/v1/definitions/${encodeURIComponent(name)}/versions/${version}`);
   }
 
-  startRun(definition: string, input: Json = {}, options: { version?: number } = {}): Promise<Run> {
+  /**
+   * Starts a run. With `idempotencyKey`, a repeated start returns the run the key started (`created`
+   * false), or fails with `duplicate_start` when `onDuplicate` is `error`.
+   */
+  startRun(
+    definition: string,
+    input: Json = {},
+    options: { version?: number; idempotencyKey?: string; onDuplicate?: 'return' | 'error' } = {},
+  ): Promise<Run & { created: boolean }> {
     return this.call('POST', '/v1/runs', {
       definition,
       input,
       ...(options.version ? { version: options.version } : {}),
+      ...(options.idempotencyKey ? { idempotency_key: options.idempotencyKey } : {}),
+      ...(options.onDuplicate ? { on_duplicate: options.onDuplicate } : {}),
     });
+  }
+
+  /** Limits of the namespace, with their use. */
+  listLimits(): Promise<{ items: Limit[] }> {
+    return this.call('GET', '/v1/limits');
+  }
+
+  /** Sets a limit: `per` (such as `1m`) for a rate limit; a quota has no name. */
+  setLimit(kind: Limit['kind'], name: string, max: number, per?: string): Promise<Limit> {
+    const path = kind === 'quota' ? '/v1/limits/quota' : `/v1/limits/${kind}/${encodeURIComponent(name)}`;
+    return this.call('PUT', path, { max, ...(per ? { per } : {}) });
+  }
+
+  /** Lifts a limit. */
+  deleteLimit(kind: Limit['kind'], name: string): Promise<{ deleted: boolean }> {
+    const path = kind === 'quota' ? '/v1/limits/quota' : `/v1/limits/${kind}/${encodeURIComponent(name)}`;
+    return this.call('DELETE', path);
+  }
+
+  /** The inbox of human tasks (open ones by default). */
+  inbox(
+    filter: {
+      state?: HumanTask['state'];
+      assignee?: string;
+      claimed_by?: string;
+      run_id?: string;
+      limit?: number;
+    } = {},
+  ): Promise<{ items: HumanTask[] }> {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(filter)) if (v !== undefined) q.set(k, String(v));
+    const qs = q.toString();
+    return this.call('GET', `/v1/inbox${qs ? `?${qs}` : ''}`);
+  }
+
+  humanTask(taskId: string): Promise<HumanTask> {
+    return this.call('GET', `/v1/inbox/${encodeURIComponent(taskId)}`);
+  }
+
+  claimHumanTask(taskId: string, user: string): Promise<HumanTask> {
+    return this.call('POST', `/v1/inbox/${encodeURIComponent(taskId)}/claim`, { user });
+  }
+
+  releaseHumanTask(taskId: string, user: string): Promise<HumanTask> {
+    return this.call('POST', `/v1/inbox/${encodeURIComponent(taskId)}/release`, { user });
+  }
+
+  /** Answers a human task with data matching its form. */
+  completeHumanTask(taskId: string, user: string, data: Json): Promise<HumanTask> {
+    return this.call('POST', `/v1/inbox/${encodeURIComponent(taskId)}/complete`, { user, data });
+  }
+
+  /** Creates or replaces a schedule. */
+  putSchedule(name: string, spec: ScheduleSpec): Promise<Schedule> {
+    return this.call('PUT', `/v1/schedules/${encodeURIComponent(name)}`, spec);
+  }
+
+  listSchedules(): Promise<{ items: Schedule[] }> {
+    return this.call('GET', '/v1/schedules');
+  }
+
+  getSchedule(name: string): Promise<Schedule> {
+    return this.call('GET', `/v1/schedules/${encodeURIComponent(name)}`);
+  }
+
+  pauseSchedule(name: string, paused: boolean): Promise<Schedule> {
+    return this.call('POST', `/v1/schedules/${encodeURIComponent(name)}/${paused ? 'pause' : 'resume'}`);
+  }
+
+  deleteSchedule(name: string): Promise<{ deleted: boolean }> {
+    return this.call('DELETE', `/v1/schedules/${encodeURIComponent(name)}`);
+  }
+
+  /** The stuck-run sweeper's figures on this server. */
+  sweeper(): Promise<SweeperStats> {
+    return this.call('GET', '/v1/sweeper');
+  }
+
+  /** Runs a sweeper round now; `idleMs` overrides the idle threshold. */
+  sweep(idleMs?: number): Promise<{ repaired: string[] }> {
+    return this.call('POST', '/v1/sweeper/run', idleMs === undefined ? {} : { idle_ms: idleMs });
   }
 
   /** Starts many runs of one definition in one request (up to 1,000); each item is a run or an error. */

@@ -1,3 +1,4 @@
 export * from './client.js';
+export * from './flow-types.js';
 export * from './sse.js';
 export * from './types.js';

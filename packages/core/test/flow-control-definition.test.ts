@@ -91,7 +91,10 @@ describe('human nodes', () => {
       assignees: ['finance'],
       deadline: { afterMs: 172_800_000, to: ['escalate'] },
     });
-    expect(parsed.value.edges.map((e) => `${e.from}->${e.to}`).sort()).toEqual(['approve->escalate', 'approve->pay']);
+    expect(parsed.value.edges.map((e) => `${e.from}->${e.to}`).sort()).toEqual([
+      'approve->escalate',
+      'approve->pay',
+    ]);
   });
 
   it('refuses a form that is not a JSON Schema and a deadline to nowhere', () => {
@@ -119,9 +122,18 @@ nodes:
     const result = await decide(workflow, { run, tasks }, { kind: 'run_started' }, now);
     expect(result.kind).toBe('decided');
     if (result.kind !== 'decided') return;
-    expect(result.actions.map((a) => a.kind)).toEqual(['record', 'create_task', 'open_human_task', 'set_timer', 'record']);
+    expect(result.actions.map((a) => a.kind)).toEqual([
+      'record',
+      'create_task',
+      'open_human_task',
+      'set_timer',
+      'record',
+    ]);
     expect(result.actions[1]).toMatchObject({ status: 'running', input: { amount: 5 } });
-    expect(result.actions[3]).toMatchObject({ dueAt: new Date('2026-01-03T00:00:00Z'), purpose: { kind: 'deadline' } });
+    expect(result.actions[3]).toMatchObject({
+      dueAt: new Date('2026-01-03T00:00:00Z'),
+      purpose: { kind: 'deadline' },
+    });
 
     // The deadline passes: the attempt times out, leaves the inbox, the deadline edge is taken.
     const opened = result.state;

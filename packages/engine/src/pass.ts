@@ -186,7 +186,8 @@ export class Pass {
           break;
         case 'dispatch_task': {
           const id = ids.get(taskKey(action.nodeId, action.iteration));
-          if (id) this.queue(run, id, action.dispatch, this.services?.gating.gatesOf(run, action.nodeId) ?? null);
+          if (id)
+            this.queue(run, id, action.dispatch, this.services?.gating.gatesOf(run, action.nodeId) ?? null);
           break;
         }
         case 'request_decision':

@@ -32,10 +32,13 @@ export class RunService {
     return outcome.outcome;
   }
 
-  private readonly starts = new Batcher<StartRequest, StartResult>((requests) => startBatch(this.ctx, requests), {
-    maxBatch: 200,
-    maxInFlight: 4,
-  });
+  private readonly starts = new Batcher<StartRequest, StartResult>(
+    (requests) => startBatch(this.ctx, requests),
+    {
+      maxBatch: 200,
+      maxInFlight: 4,
+    },
+  );
 
   /** Cancels a run (through the control service): unfinished tasks are cancelled, reports refused. */
   async cancel(runId: string, by: string, reason?: string, namespace?: string): Promise<RunRecord> {

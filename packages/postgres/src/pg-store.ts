@@ -221,7 +221,10 @@ class PgStoreTx implements StoreTx {
     // Tasks under limits wait for these types: lease through the gated path, which counts each limit.
     const more = await leaseGated(this.tx, { ...request, max: request.max - out.length });
     const times = [retryAt, more.retryAt].filter((t): t is Date => t !== null).map((t) => t.getTime());
-    return { tasks: [...out, ...more.tasks], retryAt: times.length > 0 ? new Date(Math.min(...times)) : null };
+    return {
+      tasks: [...out, ...more.tasks],
+      retryAt: times.length > 0 ? new Date(Math.min(...times)) : null,
+    };
   }
   claimIdempotencyKeys(rows: readonly IdempotentRun[]) {
     return idempotency.claimIdempotencyKeys(this.tx, rows);

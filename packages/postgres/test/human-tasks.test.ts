@@ -23,7 +23,10 @@ let h: Harness;
 beforeAll(async () => {
   h = await harness();
   await h.engine.definitions.deploy('default', REFUND);
-  await h.engine.definitions.deploy('default', REFUND.replace('name: refund', 'name: refund-slow').replace('400ms', '1h'));
+  await h.engine.definitions.deploy(
+    'default',
+    REFUND.replace('name: refund', 'name: refund-slow').replace('400ms', '1h'),
+  );
   await h.engine.definitions.deploy(
     'default',
     'name: strict\nnodes:\n  - { id: ask, kind: human, title: Answer, deadline: 300ms }\n',
@@ -45,21 +48,36 @@ describe('human tasks', () => {
   it('a person claims and completes a task with data matching its form, and the run moves on', async () => {
     const run = await h.engine.runs.start({ namespace: 'default', definition: 'refund-slow', input: {} });
     const [check] = await lease(h.engine, ['refund.check']);
-    await h.engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(check!, { amount: 42 })] });
+    await h.engine.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports: [completed(check!, { amount: 42 })],
+    });
     const task = await openTask(run.id);
-    expect(task).toMatchObject({ title: 'Approve the refund', assignees: ['finance'], input: { amount: 42 }, state: 'open' });
+    expect(task).toMatchObject({
+      title: 'Approve the refund',
+      assignees: ['finance'],
+      input: { amount: 42 },
+      state: 'open',
+    });
     expect(await h.engine.inbox.list({ namespace: 'default', assignee: 'ann', limit: 10 })).toHaveLength(0);
-    expect(await h.engine.inbox.list({ namespace: 'default', assignee: 'finance', limit: 10 })).toHaveLength(1);
+    expect(await h.engine.inbox.list({ namespace: 'default', assignee: 'finance', limit: 10 })).toHaveLength(
+      1,
+    );
     expect(await h.engine.inbox.list({ namespace: 'elsewhere', limit: 10 })).toHaveLength(0);
 
     await h.engine.inbox.claim('default', task.taskId, 'ann');
-    await expect(h.engine.inbox.claim('default', task.taskId, 'bob')).rejects.toMatchObject({ code: 'human_task_taken' });
+    await expect(h.engine.inbox.claim('default', task.taskId, 'bob')).rejects.toMatchObject({
+      code: 'human_task_taken',
+    });
     await expect(h.engine.inbox.complete('default', task.taskId, 'bob', { ok: true })).rejects.toMatchObject({
       code: 'human_task_taken',
     });
-    await expect(h.engine.inbox.complete('default', task.taskId, 'ann', { ok: 'yes' })).rejects.toMatchObject({
-      code: 'invalid_data',
-    });
+    await expect(h.engine.inbox.complete('default', task.taskId, 'ann', { ok: 'yes' })).rejects.toMatchObject(
+      {
+        code: 'invalid_data',
+      },
+    );
     await h.engine.inbox.release('default', task.taskId, 'ann');
     await h.engine.inbox.claim('default', task.taskId, 'bob');
     const done = await h.engine.inbox.complete('default', task.taskId, 'bob', { ok: true });
@@ -85,7 +103,11 @@ describe('human tasks', () => {
   it('when the deadline passes first, the deadline edge is taken and the task leaves the inbox', async () => {
     const run = await h.engine.runs.start({ namespace: 'default', definition: 'refund', input: {} });
     const [check] = await lease(h.engine, ['refund.check']);
-    await h.engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(check!, { amount: 7 })] });
+    await h.engine.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports: [completed(check!, { amount: 7 })],
+    });
     const task = await openTask(run.id);
     const [escalate] = await eventually(async () => {
       const got = await lease(h.engine, ['refund.escalate']);
@@ -94,9 +116,11 @@ describe('human tasks', () => {
     expect(escalate!.runId).toBe(run.id);
     expect(await h.engine.inbox.list({ namespace: 'default', runId: run.id, limit: 10 })).toHaveLength(0);
     expect((await h.engine.inbox.get('default', task.taskId)).state).toBe('expired');
-    await expect(h.engine.inbox.complete('default', task.taskId, 'late', { ok: true })).rejects.toMatchObject({
-      code: 'human_task_closed',
-    });
+    await expect(h.engine.inbox.complete('default', task.taskId, 'late', { ok: true })).rejects.toMatchObject(
+      {
+        code: 'human_task_closed',
+      },
+    );
     await h.engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(escalate!)] });
     const finished = await eventually(async () => {
       const r = await h.engine.runs.get(run.id);
@@ -121,10 +145,16 @@ describe('human tasks', () => {
   it('a cancelled run takes its task out of the inbox', async () => {
     const run = await h.engine.runs.start({ namespace: 'default', definition: 'refund', input: {} });
     const [check] = await lease(h.engine, ['refund.check']);
-    await h.engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(check!, { amount: 1 })] });
+    await h.engine.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports: [completed(check!, { amount: 1 })],
+    });
     const task = await openTask(run.id);
     await h.engine.runs.cancel(run.id, 'test');
     expect(await h.engine.inbox.list({ namespace: 'default', runId: run.id, limit: 10 })).toHaveLength(0);
-    await expect(h.engine.inbox.claim('default', task.taskId, 'ann')).rejects.toMatchObject({ code: 'human_task_closed' });
+    await expect(h.engine.inbox.claim('default', task.taskId, 'ann')).rejects.toMatchObject({
+      code: 'human_task_closed',
+    });
   });
 });

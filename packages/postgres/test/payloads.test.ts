@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { Engine, FolderBlobStore } from '@weft/engine';
+import { Engine, type FolderBlobStore } from '@weft/engine';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,7 +57,10 @@ describe('large payloads', () => {
     expect(a!.input).toEqual({ doc });
     const blob = 'y'.repeat(20_000);
     await engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(a!, { blob })] });
-    const out = await stored("SELECT output AS v FROM weft.tasks WHERE run_id = $1 AND node_id = 'a'", run.id);
+    const out = await stored(
+      "SELECT output AS v FROM weft.tasks WHERE run_id = $1 AND node_id = 'a'",
+      run.id,
+    );
     expect(out.$weft_blob).toEqual(expect.any(String));
 
     // The next task's input was computed from the offloaded output and input by expressions.
@@ -74,7 +77,11 @@ describe('large payloads', () => {
   });
 
   it('keeps small values in PostgreSQL', async () => {
-    const run = await engine.runs.start({ namespace: 'default', definition: 'big', input: { doc: 'abcdef' } });
+    const run = await engine.runs.start({
+      namespace: 'default',
+      definition: 'big',
+      input: { doc: 'abcdef' },
+    });
     expect(await stored('SELECT input AS v FROM weft.runs WHERE id = $1', run.id)).toEqual({ doc: 'abcdef' });
   });
 

@@ -28,7 +28,8 @@ let dueOffset = 0;
 /** Makes a schedule due, each time at a different due time (as cron times are). */
 async function makeDue(name: string) {
   dueOffset += 1;
-  await f.db.sql`UPDATE weft.schedules SET next_at = date_trunc('second', now()) - ${dueOffset}::int * interval '1 minute'
+  await f.db
+    .sql`UPDATE weft.schedules SET next_at = date_trunc('second', now()) - ${dueOffset}::int * interval '1 minute'
                   WHERE name = ${name}`;
 }
 
@@ -43,31 +44,56 @@ describe('schedules', () => {
 
   it('refuses a bad cron expression or time zone', async () => {
     const base = { namespace: 'default', name: 'bad', definition: 'nightly' };
-    await expect(f.main.schedules.put({ ...base, cron: 'every day' })).rejects.toMatchObject({ code: 'bad_schedule' });
-    await expect(f.main.schedules.put({ ...base, cron: '0 9 * * *', timezone: 'Mars/Olympus' })).rejects.toMatchObject({
+    await expect(f.main.schedules.put({ ...base, cron: 'every day' })).rejects.toMatchObject({
       code: 'bad_schedule',
     });
-    await expect(f.main.schedules.put({ ...base, definition: 'nope', cron: '0 9 * * *' })).rejects.toMatchObject({
+    await expect(
+      f.main.schedules.put({ ...base, cron: '0 9 * * *', timezone: 'Mars/Olympus' }),
+    ).rejects.toMatchObject({
+      code: 'bad_schedule',
+    });
+    await expect(
+      f.main.schedules.put({ ...base, definition: 'nope', cron: '0 9 * * *' }),
+    ).rejects.toMatchObject({
       code: 'definition_not_found',
     });
   });
 
   it('four replicas firing one due schedule at once start one run', async () => {
     await f.main.definitions.deploy('default', 'name: once\nnodes:\n  - { id: a, task_type: sched.once }\n');
-    await f.main.schedules.put({ namespace: 'default', name: 'once', definition: 'once', cron: '0 0 1 1 *', overlap: 'allow', paused: false });
+    await f.main.schedules.put({
+      namespace: 'default',
+      name: 'once',
+      definition: 'once',
+      cron: '0 0 1 1 *',
+      overlap: 'allow',
+      paused: false,
+    });
     for (let round = 1; round <= 3; round++) {
-      await f.db.sql`UPDATE weft.schedules SET next_at = now() - ${round}::int * interval '1 hour' WHERE name = 'once'`;
+      await f.db
+        .sql`UPDATE weft.schedules SET next_at = now() - ${round}::int * interval '1 hour' WHERE name = 'once'`;
       await Promise.all(f.engines.map((e) => e.schedules.fire('default', 'once')));
       expect(await runsOf('once')).toHaveLength(round);
     }
   });
 
   it('a replica that died after starting the run does not make a second one', async () => {
-    await f.main.definitions.deploy('default', 'name: crashy\nnodes:\n  - { id: a, task_type: sched.crashy }\n');
-    await f.main.schedules.put({ namespace: 'default', name: 'crashy', definition: 'crashy', cron: '0 0 1 1 *', overlap: 'allow', paused: true });
+    await f.main.definitions.deploy(
+      'default',
+      'name: crashy\nnodes:\n  - { id: a, task_type: sched.crashy }\n',
+    );
+    await f.main.schedules.put({
+      namespace: 'default',
+      name: 'crashy',
+      definition: 'crashy',
+      cron: '0 0 1 1 *',
+      overlap: 'allow',
+      paused: true,
+    });
     const due = new Date(Date.now() - 60_000);
     due.setMilliseconds(0);
-    await f.db.sql`UPDATE weft.schedules SET paused = false, next_at = ${due.toISOString()}::timestamptz WHERE name = 'crashy'`;
+    await f.db
+      .sql`UPDATE weft.schedules SET paused = false, next_at = ${due.toISOString()}::timestamptz WHERE name = 'crashy'`;
     // The dead replica got as far as starting the run (same key), not as far as moving the schedule on.
     const first = await f.main.runs.open({
       namespace: 'default',
@@ -88,7 +114,13 @@ describe('schedules', () => {
 
   it('runs on its own every second, once per due time, with four replicas looking', async () => {
     await f.main.definitions.deploy('default', 'name: tick\nnodes:\n  - { id: a, kind: noop }\n');
-    await f.main.schedules.put({ namespace: 'default', name: 'tick', definition: 'tick', cron: '* * * * * *', overlap: 'allow' });
+    await f.main.schedules.put({
+      namespace: 'default',
+      name: 'tick',
+      definition: 'tick',
+      cron: '* * * * * *',
+      overlap: 'allow',
+    });
     await new Promise((r) => setTimeout(r, 3_300));
     await f.main.schedules.setPaused('default', 'tick', true);
     const runs = await runsOf('tick');
@@ -109,7 +141,13 @@ describe('schedules', () => {
   });
 
   it('overlap skip leaves out a start while the previous run runs; buffer_one starts it when that run ends', async () => {
-    await f.main.schedules.put({ namespace: 'default', name: 'skipper', definition: 'nightly', cron: '0 0 1 1 *', overlap: 'skip' });
+    await f.main.schedules.put({
+      namespace: 'default',
+      name: 'skipper',
+      definition: 'nightly',
+      cron: '0 0 1 1 *',
+      overlap: 'skip',
+    });
     await makeDue('skipper');
     await f.main.schedules.fire('default', 'skipper');
     expect(await runsOf('nightly')).toHaveLength(1);
@@ -118,7 +156,13 @@ describe('schedules', () => {
     expect(await runsOf('nightly')).toHaveLength(1);
     expect((await f.main.schedules.get('default', 'skipper')).lastOutcome).toMatch(/^skipped/);
 
-    await f.main.schedules.put({ namespace: 'default', name: 'buffer', definition: 'nightly', cron: '0 0 1 1 *', overlap: 'buffer_one' });
+    await f.main.schedules.put({
+      namespace: 'default',
+      name: 'buffer',
+      definition: 'nightly',
+      cron: '0 0 1 1 *',
+      overlap: 'buffer_one',
+    });
     await makeDue('buffer');
     await f.main.schedules.fire('default', 'buffer');
     expect(await runsOf('nightly')).toHaveLength(2);
@@ -130,7 +174,13 @@ describe('schedules', () => {
     expect(buffered.bufferedAt).not.toBeNull();
     expect(await runsOf('nightly')).toHaveLength(2);
     // The previous run ends: the buffered start (one, not two) goes.
-    const tasks = await f.main.tasks.poll({ namespace: 'default', worker: 'w', taskTypes: ['sched.a'], max: 10, waitMs: 0 });
+    const tasks = await f.main.tasks.poll({
+      namespace: 'default',
+      worker: 'w',
+      taskTypes: ['sched.a'],
+      max: 10,
+      waitMs: 0,
+    });
     const mine = tasks.filter((t) => t.runId === buffered.lastRunId);
     await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: mine.map((t) => completed(t)) });
     // (The run commits just before the schedule records it: wait for the record.)

@@ -22,7 +22,10 @@ beforeAll(async () => {
     'default',
     'name: retrying\nnodes:\n  - { id: a, task_type: sw.r, retry: { max_attempts: 3, delay: 1h } }\n',
   );
-  await h.engine.definitions.deploy('default', 'name: asking\nnodes:\n  - { id: q, kind: human, title: Q }\n');
+  await h.engine.definitions.deploy(
+    'default',
+    'name: asking\nnodes:\n  - { id: q, kind: human, title: Q }\n',
+  );
 });
 afterAll(async () => {
   await h?.close();
@@ -30,7 +33,9 @@ afterAll(async () => {
 
 async function decidedAll() {
   await eventually(async () => {
-    const [row] = (await h.db.sql`SELECT count(*)::int AS n FROM weft.decide_queue`) as unknown as [{ n: number }];
+    const [row] = (await h.db.sql`SELECT count(*)::int AS n FROM weft.decide_queue`) as unknown as [
+      { n: number },
+    ];
     return row.n === 0 ? true : undefined;
   });
 }

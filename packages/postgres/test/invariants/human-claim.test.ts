@@ -29,7 +29,11 @@ afterAll(async () => {
 describe('human task claims', () => {
   it('ten simultaneous claims on ten connections: exactly one wins', async () => {
     for (let round = 0; round < 5; round++) {
-      const run = await f.main.runs.start({ namespace: 'default', definition: 'approval', input: { amount: round } });
+      const run = await f.main.runs.start({
+        namespace: 'default',
+        definition: 'approval',
+        input: { amount: round },
+      });
       const [task] = await eventually(async () => {
         const list = await f.main.inbox.list({ namespace: 'default', runId: run.id, limit: 10 });
         return list.length > 0 ? list : undefined;

@@ -39,14 +39,21 @@ describe('idempotent starts', () => {
       ];
       expect(total).toBe(1);
     }
-    const [{ runs }] = (await f.db.sql`SELECT count(*)::int AS runs FROM weft.runs`) as unknown as [{ runs: number }];
+    const [{ runs }] = (await f.db.sql`SELECT count(*)::int AS runs FROM weft.runs`) as unknown as [
+      { runs: number },
+    ];
     expect(runs).toBe(5);
   });
 
   it('starts with one key in one batch share the run too', async () => {
     const outcomes = await Promise.all(
       Array.from({ length: 5 }, () =>
-        f.main.runs.open({ namespace: 'default', definition: 'idem', input: {}, idempotencyKey: 'same-batch' }),
+        f.main.runs.open({
+          namespace: 'default',
+          definition: 'idem',
+          input: {},
+          idempotencyKey: 'same-batch',
+        }),
       ),
     );
     expect(new Set(outcomes.map((o) => o.run.id)).size).toBe(1);
@@ -54,11 +61,27 @@ describe('idempotent starts', () => {
   });
 
   it('a repeated key returns the existing run, or an error when asked for one', async () => {
-    const first = await f.main.runs.open({ namespace: 'default', definition: 'idem', input: {}, idempotencyKey: 'k1' });
-    const again = await f.engines[3]!.runs.open({ namespace: 'default', definition: 'idem', input: {}, idempotencyKey: 'k1' });
+    const first = await f.main.runs.open({
+      namespace: 'default',
+      definition: 'idem',
+      input: {},
+      idempotencyKey: 'k1',
+    });
+    const again = await f.engines[3]!.runs.open({
+      namespace: 'default',
+      definition: 'idem',
+      input: {},
+      idempotencyKey: 'k1',
+    });
     expect(again).toEqual({ run: expect.objectContaining({ id: first.run.id }), created: false });
     const error = await f.main.runs
-      .open({ namespace: 'default', definition: 'idem', input: {}, idempotencyKey: 'k1', onDuplicate: 'error' })
+      .open({
+        namespace: 'default',
+        definition: 'idem',
+        input: {},
+        idempotencyKey: 'k1',
+        onDuplicate: 'error',
+      })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WeftError);
     expect(error).toMatchObject({ code: 'duplicate_start', status: 409, details: { run_id: first.run.id } });
@@ -70,8 +93,18 @@ describe('idempotent starts', () => {
 
   it('keys are per namespace', async () => {
     await f.main.definitions.deploy('other-ns', 'name: idem\nnodes:\n  - { id: a, task_type: idem.a }\n');
-    const a = await f.main.runs.open({ namespace: 'default', definition: 'idem', input: {}, idempotencyKey: 'ns-key' });
-    const b = await f.main.runs.open({ namespace: 'other-ns', definition: 'idem', input: {}, idempotencyKey: 'ns-key' });
+    const a = await f.main.runs.open({
+      namespace: 'default',
+      definition: 'idem',
+      input: {},
+      idempotencyKey: 'ns-key',
+    });
+    const b = await f.main.runs.open({
+      namespace: 'other-ns',
+      definition: 'idem',
+      input: {},
+      idempotencyKey: 'ns-key',
+    });
     expect(a.run.id).not.toBe(b.run.id);
     expect(b.created).toBe(true);
   });

@@ -36,7 +36,10 @@ describe('namespace quota', () => {
     const refused = results.filter((r) => r.status === 'rejected');
     expect(started).toHaveLength(5);
     expect(refused).toHaveLength(25);
-    expect((refused[0] as PromiseRejectedResult).reason).toMatchObject({ code: 'quota_exceeded', status: 429 });
+    expect((refused[0] as PromiseRejectedResult).reason).toMatchObject({
+      code: 'quota_exceeded',
+      status: 429,
+    });
   });
 
   it('a finished run frees its place', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completed, eventually } from '../helpers.js';
 import { type Fleet, fleet, pollAll } from '../fleet.js';
+import { completed, eventually } from '../helpers.js';
 
 // Seed 001, invariant 9: a rate limit (N starts of a task per window, per key) holds when ten dispatchers
 // lease at once; the starts inside the window are counted under the key's advisory lock. A task refused
@@ -36,7 +36,9 @@ async function startsInWindow(): Promise<number> {
 describe('rate limits', () => {
   it('ten dispatchers at once start no more than the limit per window, and the rest follow later', async () => {
     await Promise.all(
-      Array.from({ length: 8 }, () => f.main.runs.start({ namespace: 'default', definition: 'mail', input: {} })),
+      Array.from({ length: 8 }, () =>
+        f.main.runs.start({ namespace: 'default', definition: 'mail', input: {} }),
+      ),
     );
     const first = (await pollAll(f.engines, ['mail.send'], 10)).flat();
     expect(first).toHaveLength(LIMIT);
@@ -46,7 +48,13 @@ describe('rate limits', () => {
     expect((await pollAll(f.engines, ['mail.send'], 10)).flat()).toHaveLength(0);
     // A waiting poll is answered once the window has room (it wakes at the time the limit named).
     const started = Date.now();
-    const next = await f.main.tasks.poll({ namespace: 'default', worker: 'w', taskTypes: ['mail.send'], max: 10, waitMs: 10_000 });
+    const next = await f.main.tasks.poll({
+      namespace: 'default',
+      worker: 'w',
+      taskTypes: ['mail.send'],
+      max: 10,
+      waitMs: 10_000,
+    });
     expect(next.length).toBeGreaterThan(0);
     expect(next.length).toBeLessThanOrEqual(LIMIT);
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -58,7 +66,11 @@ describe('rate limits', () => {
       async () => {
         const got = (await pollAll(f.engines.slice(0, 3), ['mail.send'], 10)).flat();
         if (got.length > 0)
-          await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: got.map((t) => completed(t)) });
+          await f.main.tasks.report({
+            namespace: 'default',
+            worker: 'w',
+            reports: got.map((t) => completed(t)),
+          });
         expect(await startsInWindow()).toBeLessThanOrEqual(LIMIT);
         const [row] = (await f.db.sql`
           SELECT count(*)::int AS n FROM weft.runs WHERE status = 'completed'`) as unknown as [{ n: number }];

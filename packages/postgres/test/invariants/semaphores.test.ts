@@ -1,7 +1,7 @@
 import type { LeasedTask } from '@weft/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completed, eventually } from '../helpers.js';
 import { type Fleet, fleet, pollAll } from '../fleet.js';
+import { completed, eventually } from '../helpers.js';
 
 // Seed 001, invariant 7 (semaphore permits are leased, not held) and invariant 9 (counted under the
 // semaphore's advisory lock). Two workflows share the semaphore `db` with 3 permits: `one` needs 1 permit,
@@ -45,10 +45,14 @@ const need = (t: LeasedTask) => (t.taskType === 'sem.two' ? 2 : 1);
 describe('named semaphores', () => {
   it('ten dispatchers at once never hold more permits than the semaphore has', async () => {
     await Promise.all([
-      ...Array.from({ length: 20 }, () => f.main.runs.start({ namespace: 'default', definition: 'one', input: {} })),
-      ...Array.from({ length: 10 }, () => f.main.runs.start({ namespace: 'default', definition: 'two', input: {} })),
+      ...Array.from({ length: 20 }, () =>
+        f.main.runs.start({ namespace: 'default', definition: 'one', input: {} }),
+      ),
+      ...Array.from({ length: 10 }, () =>
+        f.main.runs.start({ namespace: 'default', definition: 'two', input: {} }),
+      ),
     ]);
-    let held: LeasedTask[] = [];
+    const held: LeasedTask[] = [];
     let finished = 0;
     for (let round = 0; round < 40 && finished < 30; round++) {
       held.push(...(await pollAll(f.engines, ['sem.one', 'sem.two'], 5)).flat());
@@ -56,7 +60,11 @@ describe('named semaphores', () => {
       expect(await permitsHeld()).toBeLessThanOrEqual(PERMITS);
       const done = held.splice(0, 1);
       if (done.length > 0)
-        await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: done.map((t) => completed(t)) });
+        await f.main.tasks.report({
+          namespace: 'default',
+          worker: 'w',
+          reports: done.map((t) => completed(t)),
+        });
       finished += done.length;
     }
     // Both kinds got through: the 2-permit tasks were not starved for good.
@@ -69,7 +77,13 @@ describe('named semaphores', () => {
       f.main.runs.start({ namespace: 'default', definition: 'one', input: {} }),
     ]);
     void holder;
-    const ones = await f.main.tasks.poll({ namespace: 'default', worker: 'w', taskTypes: ['sem.one'], max: 2, waitMs: 0 });
+    const ones = await f.main.tasks.poll({
+      namespace: 'default',
+      worker: 'w',
+      taskTypes: ['sem.one'],
+      max: 2,
+      waitMs: 0,
+    });
     expect(ones).toHaveLength(2);
     const run = await f.main.runs.start({ namespace: 'default', definition: 'two', input: {} });
     // One permit is free; the task needs two: it is not leased (no half grant), and it stays queued.
@@ -81,19 +95,41 @@ describe('named semaphores', () => {
     // A report releases its permit in its own transaction: the next poll gets the task at once, not after
     // any lease ran out (leases here last a minute).
     await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(ones[0]!)] });
-    const [two] = await f.main.tasks.poll({ namespace: 'default', worker: 'w', taskTypes: ['sem.two'], max: 1, waitMs: 0 });
+    const [two] = await f.main.tasks.poll({
+      namespace: 'default',
+      worker: 'w',
+      taskTypes: ['sem.two'],
+      max: 1,
+      waitMs: 0,
+    });
     expect(two?.runId).toBe(run.id);
-    await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(ones[1]!), completed(two!)] });
+    await f.main.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports: [completed(ones[1]!), completed(two!)],
+    });
     expect(await permitsHeld()).toBe(0);
   });
 
   it('a waiting poll is woken when a report frees a permit', async () => {
     await f.main.runs.start({ namespace: 'default', definition: 'two', input: {} });
     await f.main.runs.start({ namespace: 'default', definition: 'two', input: {} });
-    const [first] = await f.main.tasks.poll({ namespace: 'default', worker: 'w', taskTypes: ['sem.two'], max: 2, waitMs: 0 });
+    const [first] = await f.main.tasks.poll({
+      namespace: 'default',
+      worker: 'w',
+      taskTypes: ['sem.two'],
+      max: 2,
+      waitMs: 0,
+    });
     expect(first).toBeDefined();
     const started = Date.now();
-    const waiting = f.main.tasks.poll({ namespace: 'default', worker: 'w2', taskTypes: ['sem.two'], max: 1, waitMs: 20_000 });
+    const waiting = f.main.tasks.poll({
+      namespace: 'default',
+      worker: 'w2',
+      taskTypes: ['sem.two'],
+      max: 1,
+      waitMs: 20_000,
+    });
     await new Promise((r) => setTimeout(r, 100));
     await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(first!)] });
     const got = await waiting;
@@ -111,11 +147,23 @@ describe('named semaphores', () => {
       );
       await g.main.runs.start({ namespace: 'default', definition: 's1', input: {} });
       await g.main.runs.start({ namespace: 'default', definition: 's1', input: {} });
-      const [crashed] = await g.main.tasks.poll({ namespace: 'default', worker: 'dies', taskTypes: ['s1.a'], max: 2, waitMs: 0 });
+      const [crashed] = await g.main.tasks.poll({
+        namespace: 'default',
+        worker: 'dies',
+        taskTypes: ['s1.a'],
+        max: 2,
+        waitMs: 0,
+      });
       expect(crashed).toBeDefined();
       // No heartbeat: the lease expires, the reaper ends the attempt, and the permit goes with it.
       const next = await eventually(async () => {
-        const got = await g.main.tasks.poll({ namespace: 'default', worker: 'w', taskTypes: ['s1.a'], max: 1, waitMs: 0 });
+        const got = await g.main.tasks.poll({
+          namespace: 'default',
+          worker: 'w',
+          taskTypes: ['s1.a'],
+          max: 1,
+          waitMs: 0,
+        });
         return got.length > 0 ? got : undefined;
       });
       expect(next[0]!.runId).not.toBe(crashed!.runId);

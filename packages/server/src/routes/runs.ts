@@ -15,6 +15,8 @@ const startSchema = {
       definition: { type: 'string', minLength: 1 },
       version: { type: 'integer', minimum: 1 },
       input: {},
+      idempotency_key: { type: 'string', minLength: 1, maxLength: 500 },
+      on_duplicate: { type: 'string', enum: ['return', 'error'] },
     },
   },
 };
@@ -42,20 +44,31 @@ const reasonSchema = {
 
 /** Starting, reading and cancelling runs. */
 export function runRoutes(app: FastifyInstance, engine: Engine): void {
-  app.post<{ Body: { definition: string; version?: number; input?: Json } }>(
-    '/v1/runs',
-    { schema: startSchema },
-    async (request, reply) => {
-      const { definition, version, input } = request.body;
-      const run = await engine.runs.start({
-        namespace: namespaceOf(request),
-        definition,
-        ...(version !== undefined ? { version } : {}),
-        input: input === undefined ? {} : input,
-      });
-      return reply.status(201).send(runJson(run));
-    },
-  );
+  app.post<{
+    Body: {
+      definition: string;
+      version?: number;
+      input?: Json;
+      idempotency_key?: string;
+      on_duplicate?: 'return' | 'error';
+    };
+  }>('/v1/runs', { schema: startSchema }, async (request, reply) => {
+    const { definition, version, input, on_duplicate } = request.body;
+    // The key may come in the body or as an Idempotency-Key header.
+    const header = request.headers['idempotency-key'];
+    const key = request.body.idempotency_key ?? (Array.isArray(header) ? header[0] : header);
+    const { run, created } = await engine.runs.open({
+      namespace: namespaceOf(request),
+      definition,
+      ...(version !== undefined ? { version } : {}),
+      input: input === undefined ? {} : input,
+      ...(key !== undefined ? { idempotencyKey: key } : {}),
+      ...(on_duplicate !== undefined ? { onDuplicate: on_duplicate } : {}),
+    });
+    const shown = await engine.context.payloads.resolveFields(run, ['input', 'output']);
+    // 201 for a new run, 200 for the run an earlier start with the same key made.
+    return reply.status(created ? 201 : 200).send({ ...runJson(shown), created });
+  });
 
   app.post<{ Body: { definition: string; version?: number; inputs: Json[] } }>(
     '/v1/runs/batch',
@@ -118,12 +131,21 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
       ...more,
     };
     const page = await engine.context.store.listRuns(filter);
-    return { items: page.items.map(runJson), next_cursor: page.next };
+    const items = await Promise.all(
+      page.items.map((r) => engine.context.payloads.resolveFields(r, ['input', 'output'])),
+    );
+    return { items: items.map(runJson), next_cursor: page.next };
   });
 
   app.get<{ Params: { id: string } }>('/v1/runs/:id', async (request) => {
-    const run = await getRun(engine, request.params.id);
-    const tasks = await engine.context.store.listTasks(run.id);
+    const p = engine.context.payloads;
+    const run = await p.resolveFields(await getRun(engine, request.params.id, namespaceOf(request)), [
+      'input',
+      'output',
+    ]);
+    const tasks = await Promise.all(
+      (await engine.context.store.listTasks(run.id)).map((t) => p.resolveFields(t, ['input', 'output'])),
+    );
     return { ...runJson(run), tasks: tasks.map(taskJson) };
   });
 
@@ -136,22 +158,27 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
         request.params.id,
         request.body?.by ?? 'api',
         request.body?.reason,
+        namespaceOf(request),
       );
-      return runJson(run);
+      return runJson(await engine.context.payloads.resolveFields(run, ['input', 'output']));
     },
   );
 
   app.get<{ Params: { id: string }; Querystring: { after?: string; limit?: string } }>(
     '/v1/runs/:id/history',
     async (request) => {
-      const run = await getRun(engine, request.params.id);
+      const run = await getRun(engine, request.params.id, namespaceOf(request));
       const after = request.query.after === undefined ? 0 : Number(request.query.after);
       const limit = request.query.limit === undefined ? 200 : Number(request.query.limit);
       if (!Number.isInteger(after) || after < 0)
         throw new WeftError('bad_request', 'after must be a sequence number (0 or more)', 400);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
         throw new WeftError('bad_request', 'limit must be a whole number from 1 to 1000', 400);
-      const events = await engine.context.store.readHistory(run.id, after, limit);
+      const events = await Promise.all(
+        (await engine.context.store.readHistory(run.id, after, limit)).map((e) =>
+          engine.context.payloads.resolveFields(e, ['data']),
+        ),
+      );
       return {
         events: events.map(historyJson),
         next_after: events.length === limit ? events[events.length - 1]!.seq : null,
@@ -160,9 +187,9 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
   );
 }
 
-async function getRun(engine: Engine, id: string) {
+async function getRun(engine: Engine, id: string, namespace: string) {
   checkId(id);
-  return engine.runs.get(id);
+  return engine.runs.get(id, namespace);
 }
 
 function checkId(id: string): void {
