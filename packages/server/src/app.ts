@@ -12,6 +12,7 @@ import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes, sweeperRoutes } from './routes/schedules.js';
 import { signalRoutes } from './routes/signals.js';
 import { taskRoutes } from './routes/tasks.js';
+import { scopeRunRoutes } from './run-scope.js';
 
 /** Options for the HTTP app. */
 export interface AppOptions {
@@ -42,6 +43,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   );
   installErrorHandler(app);
   app.get('/healthz', async () => ({ ok: true }));
+  scopeRunRoutes(app, options.engine);
   definitionRoutes(app, options.engine);
   runRoutes(app, options.engine);
   controlRoutes(app, options.engine);

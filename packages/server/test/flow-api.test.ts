@@ -152,6 +152,11 @@ describe('flow control over HTTP', () => {
     expect((await t.call('GET', `/v1/runs/${run.body.id}`, undefined, other)).status).toBe(404);
     expect((await t.call('GET', `/v1/runs/${run.body.id}/history`, undefined, other)).status).toBe(404);
     expect((await t.call('POST', `/v1/runs/${run.body.id}/cancel`, {}, other)).status).toBe(404);
+    expect((await t.call('POST', `/v1/runs/${run.body.id}/pause`, {}, other)).status).toBe(404);
+    expect((await t.call('POST', `/v1/runs/${run.body.id}/terminate`, { reason: 'x' }, other)).status).toBe(
+      404,
+    );
+    expect((await t.call('GET', `/v1/runs/${run.body.id}`)).body.status).toBe('running');
   });
 
   it('offloads large payloads transparently and refuses those over the limit', async () => {

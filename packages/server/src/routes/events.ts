@@ -70,7 +70,11 @@ export function eventRoutes(app: FastifyInstance, engine: Engine, pollMs = 500):
           if (dirty) {
             dirty = false;
             for (;;) {
-              const events = await engine.context.store.readHistory(id, cursor, PAGE);
+              const events = await Promise.all(
+                (await engine.context.store.readHistory(id, cursor, PAGE)).map((e) =>
+                  engine.context.payloads.resolveFields(e, ['data']),
+                ),
+              );
               for (const event of events) {
                 if (closed) break;
                 await write(res, `id: ${event.seq}\ndata: ${JSON.stringify(historyJson(event))}\n\n`);

@@ -1,0 +1,16 @@
+import { type Engine, isUuid } from '@weft/engine';
+import type { FastifyInstance } from 'fastify';
+import { namespaceOf } from './namespace.js';
+
+/**
+ * Every route on one run (`/v1/runs/:id/...`: reads, history, live events, operator actions) answers 404
+ * for a run of another namespace than the request's, before the route does anything.
+ */
+export function scopeRunRoutes(app: FastifyInstance, engine: Engine): void {
+  app.addHook('preHandler', async (request) => {
+    if (!request.routeOptions.url?.startsWith('/v1/runs/:id')) return;
+    const id = (request.params as { id?: string }).id;
+    if (id === undefined || !isUuid(id)) return; // the route answers that one itself
+    await engine.runs.get(id, namespaceOf(request));
+  });
+}
