@@ -142,6 +142,19 @@ describe('human tasks', () => {
     expect(finished.error?.message).toMatch(/nobody answered within the deadline/);
   });
 
+  it('a human task is answered through the inbox, not finished by hand as a worker task', async () => {
+    const run = await h.engine.runs.start({ namespace: 'default', definition: 'refund-slow', input: {} });
+    const [check] = await lease(h.engine, ['refund.check']);
+    await h.engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(check!, { amount: 3 })] });
+    const task = await openTask(run.id);
+    await expect(h.engine.control.completeTask(run.id, 'approve', { by: 'ops', output: { ok: false } })).rejects.toThrow(
+      /human node/,
+    );
+    expect((await h.engine.inbox.get('default', task.taskId)).state).toBe('open');
+    await h.engine.runs.cancel(run.id, 'ops');
+    expect((await h.engine.inbox.get('default', task.taskId)).state).toBe('cancelled');
+  });
+
   it('a cancelled run takes its task out of the inbox', async () => {
     const run = await h.engine.runs.start({ namespace: 'default', definition: 'refund', input: {} });
     const [check] = await lease(h.engine, ['refund.check']);

@@ -3,11 +3,13 @@ import type { HumanTaskRecord, HumanTaskState, InboxFilter, NewHumanTaskRow } fr
 import type { Db } from '../db.js';
 import { jsonText } from '../db.js';
 
-// A task counts as open only while its attempt is running: a run cancelled or finished otherwise leaves
-// the row behind, and the inbox must not show it (the sweeper marks such rows cancelled).
+// A task counts as open only while its attempt is running: an attempt ended otherwise (its run cancelled,
+// or an operator finishing the task by hand) leaves the row behind, and the inbox must not show it as
+// open (the sweeper's housekeeping marks such rows).
 const COLUMNS = `h.run_id, h.task_id, h.namespace, h.definition, h.node_id, h.iteration, h.attempt, h.title,
   h.description, h.assignees, h.form,
-  CASE WHEN h.state = 'open' AND t.status IS DISTINCT FROM 'running' THEN 'cancelled' ELSE h.state END AS state,
+  CASE WHEN h.state <> 'open' OR t.status = 'running' THEN h.state
+       WHEN t.status = 'completed' THEN 'completed' ELSE 'cancelled' END AS state,
   t.input, h.claimed_by, h.claimed_at, h.deadline_at, h.completed_by, h.completed_at, h.data, h.created_at`;
 
 /** Puts human tasks in the inbox, with the attempts they belong to. */
@@ -49,7 +51,8 @@ export async function listHumanTasks(sql: Db, f: InboxFilter): Promise<HumanTask
       LEFT JOIN weft.tasks t ON t.run_id = h.run_id AND t.id = h.task_id
      WHERE h.namespace = ${f.namespace}
        AND CASE WHEN ${state} = 'open' THEN h.state = 'open' AND t.status = 'running'
-                WHEN ${state} = 'cancelled' THEN h.state = 'cancelled' OR (h.state = 'open' AND t.status IS DISTINCT FROM 'running')
+                WHEN ${state} = 'cancelled' THEN h.state = 'cancelled' OR (h.state = 'open' AND t.status IS DISTINCT FROM 'running' AND t.status IS DISTINCT FROM 'completed')
+                WHEN ${state} = 'completed' THEN h.state = 'completed' OR (h.state = 'open' AND t.status = 'completed')
                 ELSE h.state = ${state} END
        AND (${f.assignee ?? null}::text IS NULL OR cardinality(h.assignees) = 0 OR ${f.assignee ?? null}::text = ANY(h.assignees))
        AND (${f.claimedBy ?? null}::text IS NULL OR h.claimed_by = ${f.claimedBy ?? null}::text)
@@ -135,8 +138,8 @@ export async function completeHumanTask(
 /** Marks inbox rows whose attempt ended without an answer (its run was cancelled or ended) as cancelled. */
 export async function tidyHumanTasks(sql: Db, limit: number): Promise<number> {
   const rows = await sql`
-    UPDATE weft.human_tasks h SET state = 'cancelled'
-      FROM (SELECT x.run_id, x.task_id FROM weft.human_tasks x
+    UPDATE weft.human_tasks h SET state = CASE WHEN s.status = 'completed' THEN 'completed' ELSE 'cancelled' END
+      FROM (SELECT x.run_id, x.task_id, t.status FROM weft.human_tasks x
               JOIN weft.tasks t ON t.run_id = x.run_id AND t.id = x.task_id
              WHERE x.state = 'open' AND t.status <> 'running' LIMIT ${limit}::int) s
      WHERE h.run_id = s.run_id AND h.task_id = s.task_id AND h.state = 'open'

@@ -95,6 +95,8 @@ export async function leaseTasks(
 /**
  * Leases named tasks (their ids came in a message from outside PostgreSQL, such as a Redis stream). Only
  * tasks still queued at the named attempt are leased, so a duplicate or stale message leases nothing.
+ * Tasks of a capped task type are not leased here: limits are counted only by the gated path of the table
+ * queue, where a dispatcher must put every task with gates (its queue row's `gates`) or a capped type.
  */
 export async function leaseTasksById(
   sql: Db,
@@ -114,6 +116,8 @@ export async function leaseTasksById(
        WHERE t.run_id = k.run_id AND t.id = k.id AND t.attempt = k.attempt AND t.status = 'queued'
          AND t.task_type = ANY(${[...request.taskTypes]}::text[])
          AND NOT EXISTS (SELECT 1 FROM weft.runs r WHERE r.id = t.run_id AND r.status = 'paused')
+         AND NOT EXISTS (SELECT 1 FROM weft.limits l WHERE l.namespace = ${request.namespace}
+                          AND l.kind = 'concurrency' AND l.name = t.task_type)
       RETURNING t.id, t.run_id, t.node_id, t.iteration, t.attempt, t.task_type, t.input, t.lease_token,
                 t.lease_expires_at, t.deadline_at
     )
