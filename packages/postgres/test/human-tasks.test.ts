@@ -145,11 +145,15 @@ describe('human tasks', () => {
   it('a human task is answered through the inbox, not finished by hand as a worker task', async () => {
     const run = await h.engine.runs.start({ namespace: 'default', definition: 'refund-slow', input: {} });
     const [check] = await lease(h.engine, ['refund.check']);
-    await h.engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(check!, { amount: 3 })] });
+    await h.engine.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports: [completed(check!, { amount: 3 })],
+    });
     const task = await openTask(run.id);
-    await expect(h.engine.control.completeTask(run.id, 'approve', { by: 'ops', output: { ok: false } })).rejects.toThrow(
-      /human node/,
-    );
+    await expect(
+      h.engine.control.completeTask(run.id, 'approve', { by: 'ops', output: { ok: false } }),
+    ).rejects.toThrow(/human node/);
     expect((await h.engine.inbox.get('default', task.taskId)).state).toBe('open');
     await h.engine.runs.cancel(run.id, 'ops');
     expect((await h.engine.inbox.get('default', task.taskId)).state).toBe('cancelled');
