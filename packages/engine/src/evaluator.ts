@@ -76,6 +76,20 @@ export class Evaluator {
     private readonly payloads: PayloadStore | null = null,
   ) {}
 
+  /** Loaded mailboxes with the offloaded data of their kept signals fetched back. */
+  private async resolveMailboxes(boxes: Map<string, Mailbox | null>): Promise<Map<string, Mailbox | null>> {
+    const payloads = this.payloads;
+    if (!payloads) return boxes;
+    for (const [key, box] of boxes) {
+      if (!box?.buffered.some((b) => payloads.isRef(b.data))) continue;
+      const buffered = await Promise.all(
+        box.buffered.map(async (b) => ({ ...b, data: await payloads.resolve(b.data) })),
+      );
+      boxes.set(key, { ...box, buffered });
+    }
+    return boxes;
+  }
+
   /** Loaded rows with offloaded inputs and outputs fetched back (the run lock is held meanwhile). */
   private async resolveRows(rows: LoadedTask[]): Promise<LoadedTask[]> {
     const payloads = this.payloads;
@@ -221,7 +235,12 @@ export class Evaluator {
         ...(complete.has(run.id) ? { complete: true } : {}),
       };
       const actions: Action[] = [];
-      for (const event of events) {
+      for (const received of events) {
+        // An offloaded signal payload is fetched back: the decider and its expressions see the value.
+        const event =
+          received.kind === 'signal_received' && this.payloads?.isRef(received.data)
+            ? { ...received, data: await this.payloads.resolve(received.data) }
+            : received;
         for (let round = 0; ; round++) {
           const result = await decide(workflow, state, event, run.now);
           if (result.kind === 'decided') {
@@ -234,7 +253,9 @@ export class Evaluator {
           this.stats.instancesRead += result.keys.length;
           const [rows, boxes] = await Promise.all([
             tx.loadTasks(result.keys.map((k) => ({ runId: run.id, ...k }))).then((r) => this.resolveRows(r)),
-            result.mailboxes ? loadMailboxes(tx, run.id, result.mailboxes) : null,
+            result.mailboxes
+              ? loadMailboxes(tx, run.id, result.mailboxes).then((b) => this.resolveMailboxes(b))
+              : null,
           ]);
           const merged = new Map(state.tasks);
           for (const k of result.keys) merged.set(taskKey(k.nodeId, k.iteration), null);

@@ -26,8 +26,12 @@ export interface SignalOutcome {
   readonly iteration?: string;
 }
 
-/** Largest signal payload, as JSON text. */
-export const MAX_SIGNAL_BYTES = 256 * 1024;
+/**
+ * Signal data is a payload like any other: over the engine's threshold it goes to the blob store (the
+ * event, the mailbox and the node's output carry a reference, resolved for readers), over the hard limit
+ * (`maxPayloadBytes`) it is refused. This is only the default of that limit, for callers that size a body.
+ */
+export const MAX_SIGNAL_BYTES = 16 * 1024 * 1024;
 const MAX_CORRELATION = 200;
 
 /**
@@ -44,13 +48,14 @@ export class SignalService {
    */
   async send(request: SignalRequest): Promise<SignalOutcome> {
     check(request);
+    const data = await this.ctx.payloads.offload(request.data ?? null, 'the signal data');
     const signalId = uuidv7();
     const event: RunEvent = {
       kind: 'signal_received',
       signalId,
       name: request.name,
       correlation: request.correlation ?? null,
-      data: request.data,
+      data,
       by: request.by,
     };
     const { result, pass } = await inPass(this.ctx, null, async (tx, pass) => {
@@ -117,14 +122,6 @@ function check(request: SignalRequest): void {
       'bad_request',
       `correlation must be non-empty text of at most ${MAX_CORRELATION} characters`,
       400,
-    );
-  }
-  const size = Buffer.byteLength(JSON.stringify(request.data ?? null));
-  if (size > MAX_SIGNAL_BYTES) {
-    throw new WeftError(
-      'signal_too_large',
-      `the signal data is ${size} bytes; at most ${MAX_SIGNAL_BYTES} are allowed`,
-      413,
     );
   }
 }

@@ -110,3 +110,47 @@ describe('large payloads', () => {
     expect(r.error?.message).toMatch(/output of task .* is 81 KB; the most Weft accepts is 64 KB/);
   });
 });
+
+describe('large signal data', () => {
+  it('is offloaded, delivered as the waiting node output, and read back whole', async () => {
+    await engine.definitions.deploy(
+      'default',
+      `name: waits
+nodes:
+  - { id: wait, kind: wait_for_event, event: doc }
+  - { id: use, task_type: waits.use, input: { size: $length(nodes.wait.output.text) } }
+edges:
+  - { from: wait, to: use }
+`,
+    );
+    const run = await engine.runs.start({ namespace: 'default', definition: 'waits', input: {} });
+    const text = 's'.repeat(30_000);
+    const sent = await engine.signals.send({
+      namespace: 'default',
+      runId: run.id,
+      name: 'doc',
+      data: { text },
+      by: 't',
+    });
+    expect(['delivered', 'kept']).toContain(sent.outcome);
+    const [use] = await eventually(async () => {
+      const got = await lease(engine, ['waits.use']);
+      return got.length > 0 ? got : undefined;
+    });
+    expect(use!.input).toEqual({ size: 30_000 });
+    const history = await engine.context.store.readHistory(run.id, 0, 100);
+    const received = history.find((e) => e.type === 'signal.received')!;
+    expect(JSON.stringify(received.data).length).toBeLessThan(1000);
+    const shown = await engine.context.payloads.resolveFields(received, ['data']);
+    expect((shown.data as { data: unknown }).data).toEqual({ text });
+    await expect(
+      engine.signals.send({
+        namespace: 'default',
+        runId: run.id,
+        name: 'doc',
+        data: { text: 'x'.repeat(70_000) },
+        by: 't',
+      }),
+    ).rejects.toMatchObject({ code: 'payload_too_large' });
+  });
+});

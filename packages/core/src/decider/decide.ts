@@ -7,9 +7,9 @@ import { decideControl } from './control.js';
 import { onControlTimer } from './control-nodes.js';
 import type { RunEvent } from './events.js';
 import { activate, failRun, propagate } from './flow.js';
+import { humanDeadline } from './human.js';
 import type { MailboxKey } from './mailbox.js';
 import { onSignal } from './signal.js';
-import { humanDeadline } from './human.js';
 import { type DecisionState, MissingState } from './state.js';
 import { sweepRun } from './sweep.js';
 

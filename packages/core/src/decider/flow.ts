@@ -3,8 +3,8 @@ import type { Json } from '../json.js';
 import { bodySinkDone } from './body.js';
 import type { DecisionContext } from './context.js';
 import { activateControl } from './control-nodes.js';
-import { evaluateAt, innermost, itemOf, positionOf, scopeAt } from './scope.js';
 import { activateHuman, isDeadlineEdge } from './human.js';
+import { evaluateAt, innermost, itemOf, positionOf, scopeAt } from './scope.js';
 import type { Arrival, RunError, TaskError, TaskState } from './state.js';
 
 /**

@@ -32,5 +32,15 @@ export async function offloadWrites(payloads: PayloadStore, w: WriteSet): Promis
   }
   for (const row of w.runUpdates) put(row, 'output', 'a run output');
   for (const row of w.history) put(row, 'data', 'a history event');
+  // Signals kept until a node waits for them.
+  for (const row of w.mailboxes) {
+    const buffered = row.mailbox.buffered.map((b) => ({ ...b }));
+    for (const b of buffered) put(b, 'data', 'a signal');
+    jobs.push(
+      Promise.resolve().then(() => {
+        (row as Mutable<typeof row>).mailbox = { ...row.mailbox, buffered };
+      }),
+    );
+  }
   if (jobs.length > 0) await Promise.all(jobs);
 }

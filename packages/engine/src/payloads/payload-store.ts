@@ -59,8 +59,12 @@ export class PayloadStore {
     if (value === null || typeof value !== 'object') {
       if (typeof value !== 'string' || value.length * 3 < this.config.thresholdBytes) return value;
     }
-    if (this.isRef(value))
+    if (this.isRef(value)) {
+      // The engine's own values may carry a reference already (a signal's offloaded data, delivered as an
+      // output); a value from outside may not use the field.
+      if (options.enforceMax === false) return value;
       throw new WeftError('bad_payload', `${what} uses the reserved field "${BLOB_REF}"`, 400);
+    }
     if (!exceeds(value, this.config.thresholdBytes)) return value;
     const text = JSON.stringify(value);
     const bytes = Buffer.byteLength(text);
@@ -96,12 +100,34 @@ export class PayloadStore {
     return parsed;
   }
 
-  /** A copy of `record` with the named fields resolved (the record itself when none is a reference). */
+  /**
+   * A copy of `record` with every reference in the named fields resolved, however deep (a history event
+   * or a signal carries the reference of an offloaded value inside its data). For readers such as the API;
+   * the record itself when there is none.
+   */
   async resolveFields<T extends object>(record: T, fields: readonly (keyof T)[]): Promise<T> {
-    if (!fields.some((f) => this.isRef(record[f]))) return record;
+    if (!fields.some((f) => this.containsRef(record[f] as unknown as Json))) return record;
     const out = { ...record };
-    for (const f of fields) out[f] = (await this.resolve(record[f] as unknown as Json)) as T[keyof T];
+    for (const f of fields) out[f] = (await this.resolveDeep(record[f] as unknown as Json)) as T[keyof T];
     return out;
+  }
+
+  /** The value with every reference in it, at any depth, resolved. */
+  async resolveDeep(value: Json): Promise<Json> {
+    if (this.isRef(value)) return this.resolve(value);
+    if (value === null || typeof value !== 'object') return value;
+    if (Array.isArray(value)) return Promise.all(value.map((v) => this.resolveDeep(v)));
+    const out: { [key: string]: Json } = {};
+    for (const [k, v] of Object.entries(value)) out[k] = await this.resolveDeep(v);
+    return out;
+  }
+
+  private containsRef(value: Json | undefined): boolean {
+    if (value === null || value === undefined || typeof value !== 'object') return false;
+    if (this.isRef(value)) return true;
+    if (Array.isArray(value)) return value.some((v) => this.containsRef(v));
+    for (const key in value) if (this.containsRef(value[key])) return true;
+    return false;
   }
 
   private remember(key: string, value: Json, bytes: number): void {

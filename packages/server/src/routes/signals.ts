@@ -1,6 +1,6 @@
 import type { Json } from '@weft/core';
 import { WeftError } from '@weft/core';
-import { type Engine, isUuid, MAX_SIGNAL_BYTES } from '@weft/engine';
+import { type Engine, isUuid } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 
@@ -25,7 +25,7 @@ export function signalRoutes(app: FastifyInstance, engine: Engine): void {
     Body: { name: string; data?: Json; correlation?: string; by?: string };
   }>(
     '/v1/runs/:id/signals',
-    { schema: signalSchema, bodyLimit: MAX_SIGNAL_BYTES + 64 * 1024 },
+    { schema: signalSchema, bodyLimit: engine.context.config.maxPayloadBytes + 64 * 1024 },
     async (request) => {
       const { id } = request.params;
       if (!isUuid(id)) throw new WeftError('run_not_found', `there is no run ${id} (run ids are UUIDs)`, 404);
