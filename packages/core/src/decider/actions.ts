@@ -1,4 +1,5 @@
 import type { Json, JsonObject } from '../json.js';
+import type { Effect } from './effects.js';
 import type { RunEvent, TimerPurpose } from './events.js';
 import type { Mailbox } from './mailbox.js';
 import {
@@ -87,6 +88,9 @@ export type Action =
   | { readonly kind: 'put_mailbox'; readonly mailbox: Mailbox }
   /** Set run variables (merged into the existing ones). */
   | { readonly kind: 'set_vars'; readonly values: JsonObject }
+  /** Have something done outside the run, through the outbox. `task` is the attempt it belongs to: if
+   * that attempt's insert is absorbed as a duplicate, the effect is dropped with it. */
+  | { readonly kind: 'effect'; readonly effect: Effect; readonly task: TaskIdentity | null }
   /** Append an event to the run's history. */
   | {
       readonly kind: 'record';
@@ -165,6 +169,7 @@ export function applyAction(tasks: Map<string, TaskState | null>, run: RunView, 
     case 'dispatch_task':
     case 'request_decision':
     case 'defer':
+    case 'effect':
       return run;
   }
 }

@@ -3,6 +3,7 @@ import type { Json } from '../json.js';
 import { bodySinkDone } from './body.js';
 import type { DecisionContext } from './context.js';
 import { activateControl } from './control-nodes.js';
+import { activateEffectNode } from './effect-nodes.js';
 import { evaluateAt, innermost, itemOf, positionOf, scopeAt } from './scope.js';
 import type { Arrival, RunError, TaskError, TaskState } from './state.js';
 
@@ -50,6 +51,12 @@ export async function activate(
     case 'noop':
       putTask(ctx, nodeId, iteration, waiting, { status: 'completed', input: null, output: null, arrivals });
       await propagate(ctx, nodeId, iteration, true);
+      return;
+    case 'sub_workflow':
+    case 'start_workflow':
+    case 'event':
+    case 'http':
+      await activateEffectNode(ctx, node, iteration, waiting, arrivals);
       return;
     default:
       await activateControl(ctx, node, iteration, waiting, arrivals);

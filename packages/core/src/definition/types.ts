@@ -1,6 +1,9 @@
 import type { MappingSource } from '../expr/mapping.js';
 import type { JsonObject } from '../json.js';
 import type { ControlNode, EdgeWhen } from './control-types.js';
+import type { EventNode, HttpNode, StartWorkflowNode, SubWorkflowNode } from './effect-nodes.js';
+
+export type { EventNode, HttpNode, StartWorkflowNode, SubWorkflowNode } from './effect-nodes.js';
 
 /** How a node with several incoming edges waits: for every branch that can still arrive, or the first. */
 export type JoinMode = 'all' | 'any';
@@ -43,8 +46,15 @@ export interface NoopNode extends NodeCommon {
   readonly kind: 'noop';
 }
 
-/** Every kind of node. The control and wait kinds are defined in control-types.ts. */
-export type NodeDef = TaskNode | NoopNode | ControlNode;
+/** Every kind of node. The control and wait kinds are in control-types.ts, the effect kinds in effect-nodes.ts. */
+export type NodeDef =
+  | TaskNode
+  | NoopNode
+  | ControlNode
+  | SubWorkflowNode
+  | StartWorkflowNode
+  | EventNode
+  | HttpNode;
 
 /** The kinds of node, as written in YAML. */
 export type NodeKind = NodeDef['kind'];
@@ -68,7 +78,17 @@ export interface Definition {
   readonly inputSchema: JsonObject | null;
   /** Mapping that computes the run's output; by default the outputs of the last nodes, keyed by id. */
   readonly output: MappingSource | null;
+  /** Where to announce the run's end (completed, failed, cancelled), through the outbox. */
+  readonly onStatus?: StatusCallback | null;
 }
+
+/** A run status a status callback can announce. */
+export type CallbackStatus = 'completed' | 'failed' | 'cancelled' | 'terminated';
+
+/** A definition's status callback: a webhook URL, or a sink configured on the server. */
+export type StatusCallback =
+  | { readonly kind: 'url'; readonly url: string; readonly statuses: readonly CallbackStatus[] }
+  | { readonly kind: 'sink'; readonly sink: string; readonly statuses: readonly CallbackStatus[] };
 
 /** The retry policy a task gets when it names none. */
 export const DEFAULT_RETRY: RetryPolicy = {
