@@ -16,8 +16,23 @@ export interface EngineConfig {
   readonly decideConcurrency: number;
   /** Publish wake-ups to other server processes through the store (LISTEN/NOTIFY on PostgreSQL). */
   readonly crossProcessWakeups: boolean;
-  /** Run the background loops (decisions, timers, lease expiry) in this process. */
+  /** Run the background loops (decisions, timers, lease expiry, outbox relay) in this process. */
   readonly backgroundLoops: boolean;
+  /** How often the outbox relay looks when nothing woke it. */
+  readonly relayPollMs: number;
+  /** Outbox rows claimed per destination per relay transaction. */
+  readonly relayBatch: number;
+  /** Destinations delivered at once by one relay. */
+  readonly relayConcurrency: number;
+  /** Failed deliveries of one row before it becomes a dead letter. */
+  readonly relayMaxAttempts: number;
+  /** Backoff after a row's first failed delivery; doubles with each failure up to the cap. */
+  readonly relayBackoffMs: number;
+  readonly relayMaxBackoffMs: number;
+  /** Run the system-task runner (built-in `http` tasks) in this process. */
+  readonly systemTasks: boolean;
+  /** System tasks run at once by this process. */
+  readonly systemConcurrency: number;
 }
 
 /** Defaults: 90 s leases renewed every 30 s. */
@@ -32,4 +47,12 @@ export const DEFAULT_CONFIG: EngineConfig = {
   decideConcurrency: 2,
   crossProcessWakeups: true,
   backgroundLoops: true,
+  relayPollMs: 500,
+  relayBatch: 100,
+  relayConcurrency: 4,
+  relayMaxAttempts: 10,
+  relayBackoffMs: 1000,
+  relayMaxBackoffMs: 300_000,
+  systemTasks: true,
+  systemConcurrency: 16,
 };

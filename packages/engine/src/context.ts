@@ -4,6 +4,7 @@ import type { DefinitionService } from './definitions.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { Evaluator } from './evaluator.js';
 import type { Logger } from './logger.js';
+import type { Destinations } from './outbox/destination.js';
 import type { RunIndex } from './run-index.js';
 import type { EngineStats } from './stats.js';
 import type { Store } from './store.js';
@@ -22,4 +23,6 @@ export interface EngineContext {
   readonly logger: Logger;
   readonly runs: RunIndex;
   readonly stats: EngineStats;
+  /** Where the outbox relay delivers, by destination name. */
+  readonly destinations: Destinations;
 }

@@ -1,3 +1,4 @@
+import { HTTP_TASK_TYPE } from '@weft/core';
 import { decideRound, leaseRound, timerRound } from './background.js';
 import { type Cascader, noCascade } from './cascade.js';
 import { type Clock, systemClock } from './clock.js';
@@ -9,11 +10,17 @@ import { type Dispatcher, tableDispatcher } from './dispatcher.js';
 import { Evaluator } from './evaluator.js';
 import { type Logger, silentLogger } from './logger.js';
 import { BackgroundLoop } from './loop.js';
+import { type Destination, Destinations } from './outbox/destination.js';
+import { relayRound } from './outbox/relay.js';
+import { runEffectsDestination } from './outbox/run-effects.js';
+import { webhookDestination } from './outbox/webhook.js';
 import { RunIndex } from './run-index.js';
 import { RunService } from './runs.js';
 import { SignalService } from './signals.js';
 import { EngineStats } from './stats.js';
 import type { Store } from './store.js';
+import { runHttpTask } from './system/http-task.js';
+import { SystemTaskRunner } from './system/runner.js';
 import { TaskService } from './tasks.js';
 import { Wakeups } from './wakeups.js';
 
@@ -26,6 +33,10 @@ export interface EngineOptions {
   readonly config?: Partial<EngineConfig>;
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** Where the outbox relay delivers (sinks, a task queue); the engine adds its own. */
+  readonly destinations?: readonly Destination[];
+  /** Secret that signs run status callbacks sent to a URL (`x-weft-signature`). */
+  readonly webhookSecret?: string;
 }
 
 /**
@@ -60,7 +71,12 @@ export class Engine {
       logger: options.logger ?? silentLogger,
       runs: new RunIndex(),
       stats,
+      destinations: new Destinations(),
     };
+    const destinations = this.context.destinations;
+    destinations.register(runEffectsDestination(this.context));
+    destinations.register(webhookDestination(options.webhookSecret ? { secret: options.webhookSecret } : {}));
+    for (const d of options.destinations ?? []) destinations.register(d);
     this.definitions = definitions;
     this.control = new ControlService(this.context);
     this.runs = new RunService(this.context, this.control);
@@ -80,6 +96,21 @@ export class Engine {
     );
     this.context.wakeups.on('decisions', () => this.loops[0]!.wake());
     this.context.wakeups.on('timers', () => this.loops[1]!.wake());
+    const relay = new BackgroundLoop('outbox', () => relayRound(ctx), config.relayPollMs, clock, onError);
+    this.loops.push(relay);
+    this.context.wakeups.on('outbox', () => relay.wake());
+    this.runner = new SystemTaskRunner(this.tasks, {
+      handlers: { [HTTP_TASK_TYPE]: runHttpTask },
+      concurrency: config.systemConcurrency,
+      logger: this.context.logger,
+    });
+  }
+
+  private readonly runner: SystemTaskRunner;
+
+  /** Adds (or replaces) an outbox destination, such as a sink configured after start. */
+  addDestination(destination: Destination): void {
+    this.context.destinations.register(destination);
   }
 
   /** Starts the background loops and listens for other processes' wake-ups. */
@@ -97,13 +128,14 @@ export class Engine {
       });
     }
     if (this.context.config.backgroundLoops) for (const loop of this.loops) loop.start();
+    if (this.context.config.systemTasks) this.runner.start();
   }
 
   /** Stops the loops; the store stays open (its owner closes it). */
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    await Promise.all(this.loops.map((l) => l.stop()));
+    await Promise.all([...this.loops.map((l) => l.stop()), this.runner.stop()]);
     this.context.wakeups.disconnect();
     await this.unlisten?.();
     this.unlisten = null;

@@ -232,7 +232,7 @@ export class Evaluator {
           };
         }
       }
-      pass.addActions(run, actions, runIds);
+      pass.addActions(run, actions, runIds, workflow);
       decided += events.length;
       this.stats.eventsDecided += events.length;
     }

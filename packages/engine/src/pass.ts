@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { type Action, type RunEvent, taskKey } from '@weft/core';
+import { type Action, type RunEvent, taskKey, type Workflow } from '@weft/core';
 import { type Cascader, noCascade } from './cascade.js';
 import type { EngineContext } from './context.js';
 import type { Dispatcher } from './dispatcher.js';
+import { fault, isArmed } from './faults.js';
 import { uuidv7 } from './ids.js';
+import { effectRow, finishRows } from './outbox/writes.js';
 import type { Pollers, Reservation } from './pollers.js';
 import {
   emptyWriteSet,
@@ -66,8 +68,16 @@ export class Pass {
     private readonly cascader: Cascader = noCascade,
   ) {}
 
-  /** Turns one run's actions into writes. `ids` maps loaded node instances to their task row ids. */
-  addActions(run: LockedRun, actions: readonly Action[], loadedIds: ReadonlyMap<string, string>): void {
+  /**
+   * Turns one run's actions into writes. `ids` maps loaded node instances to their task row ids;
+   * `workflow` is the run's definition (for its status callback).
+   */
+  addActions(
+    run: LockedRun,
+    actions: readonly Action[],
+    loadedIds: ReadonlyMap<string, string>,
+    workflow?: Workflow,
+  ): void {
     let seq = this.seqs.get(run.id) ?? run.lastSeq;
     // Ids of rows loaded for the decision, and of rows this pass creates (a join created and then fired
     // by two events of one pass is updated by id like any other).
@@ -108,7 +118,8 @@ export class Pass {
           // One statement updates each row at most once, so several changes to one attempt in a pass
           // are merged into a single row (into its insert, if this pass creates it).
           const id = ids.get(taskKey(action.nodeId, action.iteration));
-          const dispatch = action.status === 'queued' ? (action.dispatch ?? null) : null;
+          const dispatch =
+            action.status === 'queued' || action.status === 'running' ? (action.dispatch ?? null) : null;
           const prev = touched.get(identity(action));
           const row: Mutable<NewTaskRow> | Mutable<TaskUpdateRow> =
             prev?.row ??
@@ -135,8 +146,20 @@ export class Pass {
             row.taskType = dispatch.taskType;
             row.priority = dispatch.priority;
             row.timeoutMs = dispatch.timeoutMs;
-            if (id) this.dispatchRow(run, row, id, dispatch);
+            if (id && action.status === 'queued') this.dispatchRow(run, row, id, dispatch);
           }
+          break;
+        }
+        case 'effect': {
+          // The row is tied to its attempt's task row: if that insert is absorbed, the effect goes too.
+          const taskId = action.task
+            ? (ids.get(taskKey(action.task.nodeId, action.task.iteration)) ?? null)
+            : null;
+          if (action.effect.kind === 'start_run' && action.task) {
+            const row = touched.get(identity(action.task))?.row;
+            if (row) row.childRunId = action.effect.runId;
+          }
+          w.outbox.push(effectRow(run, action.effect, taskId));
           break;
         }
         case 'set_timer':
@@ -151,7 +174,7 @@ export class Pass {
           w.cancelOpenWork.push({ runId: run.id, reason: action.reason, mode: action.mode ?? 'cancel' });
           this.withdrawHandOvers(run.id);
           break;
-        case 'finish_run':
+        case 'finish_run': {
           this.updateRun(run.id, {
             status: action.status,
             output: action.output,
@@ -159,7 +182,11 @@ export class Pass {
             finished: true,
             reopened: false,
           });
+          const announce = finishRows(run, action.status, action.output, action.error, workflow);
+          w.inboxAppend.push(...announce.inbox);
+          w.outbox.push(...announce.outbox);
           break;
+        }
         case 'set_run_status':
           this.updateRun(run.id, {
             status: action.status,
@@ -168,7 +195,7 @@ export class Pass {
           break;
         case 'dispatch_task': {
           const id = ids.get(taskKey(action.nodeId, action.iteration));
-          if (id) this.queue(run, id, action.dispatch);
+          if (id) this.queue(run, id, action.attempt, action.dispatch);
           break;
         }
         case 'request_decision':
@@ -226,14 +253,18 @@ export class Pass {
    * them. A run whose task insert was absorbed is asked for another decision by the insert itself (seed
    * 001: one extra pass sees the true state); its task is taken out of what the workers get.
    */
-  async finish(tx: StoreTx): Promise<void> {
+  async finish(tx: StoreTx, options: { readonly commit?: boolean } = {}): Promise<void> {
     this.writes.runUpdates.push(...this.runUpdates.values());
     this.writes.decisionRequests.push(...this.requested);
     this.dispatcher.enqueue(this.writes, this.toDispatch);
     // Before the write, which commits: the cascade's writes belong to this transaction.
     if (this.writes.cancelOpenWork.length > 0)
       await this.cascader.stop(tx, this.writes, this.writes.cancelOpenWork);
-    const { absorbed } = await tx.write(this.writes, { commit: true });
+    // Without `commit` (the relay marks its rows after this) or with the test fault point armed, the
+    // writes are sent and the transaction is left open; the caller's transaction commits it.
+    const hold = options.commit === false || isArmed('pass.after-write');
+    const { absorbed } = await tx.write(this.writes, { commit: !hold });
+    if (hold) await fault('pass.after-write');
     if (absorbed.length === 0) return;
     const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
     for (let i = this.leased.length - 1; i >= 0; i--) {
@@ -276,6 +307,7 @@ export class Pass {
       taskTypes: [...types],
     }));
     if (this.requested.size > 0) out.push({ kind: 'decisions' });
+    if (this.writes.outbox.length > 0 || this.writes.cancelOpenWork.length > 0) out.push({ kind: 'outbox' });
     return out;
   }
 
@@ -305,14 +337,20 @@ export class Pass {
       row.status = 'running';
       row.lease = lease;
     } else {
-      this.queue(run, id, dispatch);
+      this.queue(run, id, row.attempt, dispatch);
     }
   }
 
-  private queue(run: LockedRun, taskId: string, dispatch: { taskType: string; priority: number }): void {
+  private queue(
+    run: LockedRun,
+    taskId: string,
+    attempt: number,
+    dispatch: { taskType: string; priority: number },
+  ): void {
     this.toDispatch.push({
       taskId,
       runId: run.id,
+      attempt,
       namespace: run.namespace,
       taskType: dispatch.taskType,
       priority: dispatch.priority,

@@ -11,6 +11,7 @@ import type {
   TaskStatus,
   TimerPurpose,
 } from '@weft/core';
+import type { OutboxWrite } from './outbox/types.js';
 
 /** A deployed definition version. */
 export interface DefinitionRecord {
@@ -39,6 +40,17 @@ export interface RunRecord {
   readonly sinksDone: number;
   readonly createdAt: Date;
   readonly finishedAt: Date | null;
+  /** The attempt that started this run, for runs started by a `sub_workflow` or `start_workflow` node. */
+  readonly parent?: RunParent | null;
+}
+
+/** Which attempt of which node started a run. A `detached` run (fire and forget) does not report back. */
+export interface RunParent {
+  readonly runId: string;
+  readonly nodeId: string;
+  readonly iteration: string;
+  readonly attempt: number;
+  readonly detached: boolean;
 }
 
 /** A run locked for a decision: the row, the last history sequence number and the transaction's time. */
@@ -68,6 +80,8 @@ export interface TaskRecord {
   readonly createdAt: Date;
   readonly startedAt: Date | null;
   readonly finishedAt: Date | null;
+  /** The run a `sub_workflow` or `start_workflow` attempt started. */
+  readonly childRunId?: string | null;
 }
 
 /** One event in a run's history. `seq` is gap-free and strictly increasing per run. */
@@ -121,6 +135,8 @@ export interface NewTaskRow {
   readonly error: TaskError | null;
   readonly arrivals: readonly Arrival[];
   readonly lease: { readonly worker: string; readonly token: string; readonly leaseMs: number } | null;
+  /** The run this attempt starts (sub-workflow and start-workflow nodes): what a cancel cascades to. */
+  readonly childRunId?: string | null;
 }
 
 /** A change to an existing attempt, applied only while it is still in `expect` status. */
@@ -140,12 +156,14 @@ export interface TaskUpdateRow {
   readonly priority?: number;
   readonly timeoutMs?: number | null;
   readonly lease?: { readonly worker: string; readonly token: string; readonly leaseMs: number } | null;
+  readonly childRunId?: string | null;
 }
 
 /** A task to put on the queue. */
 export interface QueueRow {
   readonly taskId: string;
   readonly runId: string;
+  readonly attempt: number;
   readonly namespace: string;
   readonly taskType: string;
   readonly priority: number;
@@ -243,6 +261,8 @@ export interface WriteSet {
   /** Runs that need another decision after this transaction (written with the rest). */
   readonly decisionRequests: string[];
   readonly mailboxes: MailboxRow[];
+  /** Outbound effects, delivered by the relay after commit (seed 000: the transactional outbox). */
+  readonly outbox: OutboxWrite[];
 }
 
 /** An empty write set. */
@@ -259,5 +279,6 @@ export function emptyWriteSet(): WriteSet {
     queue: [],
     decisionRequests: [],
     mailboxes: [],
+    outbox: [],
   };
 }

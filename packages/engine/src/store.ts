@@ -1,11 +1,19 @@
 import type { Definition, Json, Mailbox, RunEvent, RunStatus, TaskState } from '@weft/core';
 import type {
+  DeadLetterFilter,
+  OutboxOutcome,
+  OutboxRetryPolicy,
+  OutboxRow,
+  ReplaySelection,
+} from './outbox/types.js';
+import type {
   DefinitionRecord,
   HistoryRecord,
   InboxItem,
   LeasedTask,
   LockedRun,
   ReportVerdict,
+  RunParent,
   RunRecord,
   TaskRecord,
   TaskReport,
@@ -16,7 +24,8 @@ import type {
 export type Wakeup =
   | { readonly kind: 'tasks'; readonly namespace: string; readonly taskTypes: readonly string[] }
   | { readonly kind: 'decisions' }
-  | { readonly kind: 'timers' };
+  | { readonly kind: 'timers' }
+  | { readonly kind: 'outbox' };
 
 /** A node instance of a run, to load for a decision. */
 export interface StateKey {
@@ -43,6 +52,8 @@ export interface NewRun {
   readonly definitionName: string;
   readonly definitionVersion: number;
   readonly input: Json;
+  /** Set for a run started by a node of another run. */
+  readonly parent?: RunParent;
 }
 
 /** A filter for listing runs. */
@@ -118,6 +129,10 @@ export interface Store {
   dueTimers(limit: number): Promise<{ id: string; runId: string }[]>;
   /** Running tasks whose lease or deadline has passed (advisory, no locks). */
   expiredLeases(limit: number): Promise<{ taskId: string; runId: string }[]>;
+  /** Destinations that have outbox rows due for delivery (advisory, no locks). */
+  outboxDestinations(): Promise<string[]>;
+  /** Dead-lettered outbox rows, newest first. */
+  listDeadLetters(filter: DeadLetterFilter): Promise<Page<OutboxRow>>;
   /** The database's current time. */
   now(): Promise<Date>;
   /** Publishes wake-ups to the other processes sharing the store (outside any transaction: they are hints). */
@@ -193,6 +208,28 @@ export interface StoreTx {
   expireLeases(tasks: readonly { runId: string; taskId: string }[]): Promise<ExpiredTask[]>;
   /** Deletes due timers (skipping rows others hold) and returns them. */
   takeTimers(ids: readonly { id: string; runId: string }[]): Promise<{ runId: string; event: RunEvent }[]>;
+
+  /**
+   * Claims due outbox rows of one destination for delivery (`FOR UPDATE SKIP LOCKED`): the caller
+   * delivers them and settles them in this same transaction, so a crash in between redelivers them.
+   */
+  claimOutbox(destination: string, limit: number): Promise<OutboxRow[]>;
+  /** Marks rows: delivered ones are deleted, failed ones back off, and past the limit become dead letters. */
+  settleOutbox(outcomes: readonly OutboxOutcome[], policy: OutboxRetryPolicy): Promise<void>;
+  /** Puts dead letters back for delivery, with their attempts reset; returns how many. */
+  replayDeadLetters(selection: ReplaySelection): Promise<number>;
+  /** Which of these runs exist. */
+  existingRuns(ids: readonly string[]): Promise<string[]>;
+  /**
+   * Locks the given attempts (`FOR SHARE`) and says which are still running, so that starting their
+   * children and ending the attempts are serialised: a child is never started for an attempt that was
+   * cancelled or timed out, and a cancel that follows a start sees the child to cascade to.
+   */
+  lockParentTasks(
+    attempts: readonly { runId: string; nodeId: string; iteration: string; attempt: number }[],
+  ): Promise<{ runId: string; nodeId: string; iteration: string; attempt: number; running: boolean }[]>;
+  /** Inserts runs started by nodes, skipping ids that exist (a redelivered start); returns the new ones, locked. */
+  insertChildRuns(runs: readonly NewRun[]): Promise<LockedRun[]>;
 
   /**
    * Writes everything a pass decided; with `commit`, commits in the same round trip and ends the

@@ -200,6 +200,33 @@ export class TaskService {
     return { verdicts, leased: pass.leased };
   }
 
+  /**
+   * Leases tasks named by messages from a queue outside PostgreSQL (the Redis dispatcher). Only tasks
+   * still queued at the named attempt are leased, with a fresh fencing token, in one statement: a
+   * duplicate or stale message leases nothing (test: "duplicate and stale task messages are harmless").
+   */
+  async leaseById(request: {
+    readonly namespace: string;
+    readonly worker: string;
+    readonly taskTypes: readonly string[];
+    readonly tasks: readonly { runId: string; taskId: string; attempt: number }[];
+  }): Promise<LeasedTask[]> {
+    checkTypes(request.taskTypes);
+    if (request.tasks.length === 0) return [];
+    return this.ctx.store.transaction((tx) =>
+      tx.leaseTasksById(
+        {
+          namespace: request.namespace,
+          taskTypes: request.taskTypes,
+          max: request.tasks.length,
+          worker: request.worker,
+          leaseMs: this.ctx.config.leaseMs,
+        },
+        request.tasks,
+      ),
+    );
+  }
+
   /** Renews leases; returns which are still held and which were lost (cancelled run, expired, taken over). */
   async heartbeat(
     namespace: string,

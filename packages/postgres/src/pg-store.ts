@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Definition, Json, RunEvent } from '@weft/core';
 import type {
+  DeadLetterFilter,
   LeasedTask,
   LeaseRequest,
   LoadedTask,
   MailboxStateKey,
   NewRun,
+  OutboxOutcome,
+  OutboxRetryPolicy,
+  ReplaySelection,
   StateKey,
   Store,
   StoreTx,
@@ -15,6 +19,7 @@ import type {
 } from '@weft/engine';
 import type { Sql } from 'postgres';
 import type { Db } from './db.js';
+import { existingRuns, insertChildRuns, lockParentTasks } from './ops/child-runs.js';
 import * as decideQueue from './ops/decide-queue.js';
 import * as definitions from './ops/definitions.js';
 import { expiredLeases, expireLeases } from './ops/expire-leases.js';
@@ -24,6 +29,7 @@ import { appendInbox, readInbox } from './ops/inbox.js';
 import { leaseTasks, leaseTasksById, renewLeases } from './ops/lease-tasks.js';
 import { loadRunTasks, loadTasks, lockTasks } from './ops/load-tasks.js';
 import { loadMailboxes } from './ops/mailboxes.js';
+import * as outbox from './ops/outbox.js';
 import * as runs from './ops/runs.js';
 import { dueTimers, takeTimers } from './ops/timers.js';
 import { applyWriteSet } from './ops/write-set.js';
@@ -93,6 +99,8 @@ export class PgStore implements Store {
   dueDecisions = (limit: number) => decideQueue.dueDecisions(this.sql, limit);
   dueTimers = (limit: number) => dueTimers(this.sql, limit);
   expiredLeases = (limit: number) => expiredLeases(this.sql, limit);
+  outboxDestinations = () => outbox.outboxDestinations(this.sql);
+  listDeadLetters = (filter: DeadLetterFilter) => outbox.listDeadLetters(this.sql, filter);
 
   async now(): Promise<Date> {
     const [row] = await this.sql<{ now: Date }[]>`SELECT now() AS now`.execute();
@@ -213,5 +221,25 @@ class PgStoreTx implements StoreTx {
     const committing = this.tx`COMMIT`.execute();
     const [result] = await Promise.all([applying, committing]);
     return result;
+  }
+  claimOutbox(destination: string, limit: number) {
+    return outbox.claimOutbox(this.tx, destination, limit);
+  }
+  settleOutbox(outcomes: readonly OutboxOutcome[], policy: OutboxRetryPolicy) {
+    return outbox.settleOutbox(this.tx, outcomes, policy);
+  }
+  replayDeadLetters(selection: ReplaySelection) {
+    return outbox.replayDeadLetters(this.tx, selection);
+  }
+  existingRuns(ids: readonly string[]) {
+    return existingRuns(this.tx, ids);
+  }
+  lockParentTasks(
+    attempts: readonly { runId: string; nodeId: string; iteration: string; attempt: number }[],
+  ) {
+    return lockParentTasks(this.tx, attempts);
+  }
+  insertChildRuns(rows: readonly NewRun[]) {
+    return insertChildRuns(this.tx, rows);
   }
 }

@@ -1,5 +1,5 @@
 import type { Json } from '@weft/core';
-import type { LeasedTask, LeaseRequest } from '@weft/engine';
+import { ANY_NAMESPACE, type LeasedTask, type LeaseRequest } from '@weft/engine';
 import type { Db } from '../db.js';
 
 interface LeasedJson {
@@ -42,13 +42,20 @@ export async function leaseTasks(
   sql: Db,
   request: LeaseRequest,
 ): Promise<{ tasks: LeasedTask[]; taken: number }> {
+  // The server's own system-task runner polls every namespace; its statement is a separate one, so the
+  // plans of workers' polls (by namespace) are not affected.
+  const pick =
+    request.namespace === ANY_NAMESPACE
+      ? sql`SELECT id FROM weft.queue
+             WHERE task_type = ANY(${[...request.taskTypes]}::text[]) AND available_at <= now()
+             ORDER BY priority DESC, id LIMIT ${request.max}::int FOR UPDATE SKIP LOCKED`
+      : sql`SELECT id FROM weft.queue
+             WHERE namespace = ${request.namespace} AND task_type = ANY(${[...request.taskTypes]}::text[])
+               AND available_at <= now()
+             ORDER BY priority DESC, id LIMIT ${request.max}::int FOR UPDATE SKIP LOCKED`;
   const [row] = await sql<{ taken: number; tasks: LeasedJson[] }[]>`
     WITH picked AS (
-      DELETE FROM weft.queue q
-       WHERE q.id IN (SELECT id FROM weft.queue
-                       WHERE namespace = ${request.namespace} AND task_type = ANY(${[...request.taskTypes]}::text[])
-                         AND available_at <= now()
-                       ORDER BY priority DESC, id LIMIT ${request.max}::int FOR UPDATE SKIP LOCKED)
+      DELETE FROM weft.queue q WHERE q.id IN (${pick})
       RETURNING q.task_id, q.run_id
     ), leased AS (
       UPDATE weft.tasks t
@@ -94,6 +101,8 @@ export async function leaseTasksById(
        WHERE t.run_id = k.run_id AND t.id = k.id AND t.attempt = k.attempt AND t.status = 'queued'
          AND t.task_type = ANY(${[...request.taskTypes]}::text[])
          AND NOT EXISTS (SELECT 1 FROM weft.runs r WHERE r.id = t.run_id AND r.status = 'paused')
+         AND (${request.namespace}::text = ${ANY_NAMESPACE}::text
+              OR EXISTS (SELECT 1 FROM weft.runs r WHERE r.id = t.run_id AND r.namespace = ${request.namespace}::text))
       RETURNING t.id, t.run_id, t.node_id, t.iteration, t.attempt, t.task_type, t.input, t.lease_token,
                 t.lease_expires_at, t.deadline_at
     )

@@ -4,6 +4,7 @@ import { requestDecisions } from './decide-queue.js';
 import { appendHistory } from './history.js';
 import { appendInbox, deleteInbox } from './inbox.js';
 import { writeMailboxes } from './mailboxes.js';
+import { insertOutbox } from './outbox.js';
 import { enqueueTasks } from './queue.js';
 import { updateRuns } from './runs.js';
 import { insertTimers } from './timers.js';
@@ -29,6 +30,8 @@ export async function applyWriteSet(
     appendInbox(sql, w.inboxAppend),
     requestDecisions(sql, w.decisionRequests, 'deferred event'),
     writeMailboxes(sql, w.mailboxes),
+    // Last: the outbox rows tied to a task see this pass's task inserts (see insertOutbox).
+    insertOutbox(sql, w.outbox),
   ]);
   return {
     absorbed: absorbed.map((r) => ({
