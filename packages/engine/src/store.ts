@@ -54,6 +54,8 @@ export interface NewRun {
   readonly input: Json;
   /** Set for a run started by a node of another run. */
   readonly parent?: RunParent;
+  /** The idempotency key of a start by a node: one run per key (see `childStartKey`). */
+  readonly startKey?: string;
 }
 
 /** A filter for listing runs. */
@@ -228,7 +230,10 @@ export interface StoreTx {
   lockParentTasks(
     attempts: readonly { runId: string; nodeId: string; iteration: string; attempt: number }[],
   ): Promise<{ runId: string; nodeId: string; iteration: string; attempt: number; running: boolean }[]>;
-  /** Inserts runs started by nodes, skipping ids that exist (a redelivered start); returns the new ones, locked. */
+  /**
+   * Inserts runs started by nodes, deduplicated on their start keys (a redelivered or replayed start is
+   * absorbed); returns the runs inserted now, locked.
+   */
   insertChildRuns(runs: readonly NewRun[]): Promise<LockedRun[]>;
 
   /**

@@ -78,7 +78,11 @@ edges:
   - { from: tell, to: next }
 `,
     );
-    const run = await h.engine.runs.start({ namespace: 'default', definition: 'ev', input: { order: 'o-9' } });
+    const run = await h.engine.runs.start({
+      namespace: 'default',
+      definition: 'ev',
+      input: { order: 'o-9' },
+    });
     const row = await eventually(async () => bus.rows.find((r) => r.runId === run.id));
     expect(row.payload).toMatchObject({
       kind: 'publish',
@@ -135,7 +139,10 @@ nodes:
       post: { status: 200, headers: { 'x-echo': 'yes' }, body: { echo: { id: 'a1' } } },
     });
     const call = received.find((r) => r.url === '/orders/a1')!;
-    expect(call).toMatchObject({ method: 'POST', headers: { 'x-order': 'a1', 'content-type': 'application/json' } });
+    expect(call).toMatchObject({
+      method: 'POST',
+      headers: { 'x-order': 'a1', 'content-type': 'application/json' },
+    });
     // Leased and reported like any worker's task: a worker name and a fencing token on the row.
     const [row] = await h.db.sql`SELECT worker, lease_token FROM weft.tasks WHERE run_id = ${run.id}::uuid`;
     expect(row!.worker).toMatch(/^weft-system@/);
@@ -150,8 +157,16 @@ nodes:
   - { id: c, kind: http, url: "'${base}/status/' & input.code", retry: { max_attempts: 2, delay: 0s } }
 `,
     );
-    const five = await h.engine.runs.start({ namespace: 'default', definition: 'flaky-call', input: { code: 503 } });
-    const four = await h.engine.runs.start({ namespace: 'default', definition: 'flaky-call', input: { code: 404 } });
+    const five = await h.engine.runs.start({
+      namespace: 'default',
+      definition: 'flaky-call',
+      input: { code: 503 },
+    });
+    const four = await h.engine.runs.start({
+      namespace: 'default',
+      definition: 'flaky-call',
+      input: { code: 404 },
+    });
     const [a, b] = await Promise.all([finished(five.id), finished(four.id)]);
     expect(a.error?.message).toBe(`node "c" failed after 2 attempts: HTTP 503 from GET ${base}/status/503`);
     expect(b.error?.message).toBe(`node "c" failed: HTTP 404 from GET ${base}/status/404`);

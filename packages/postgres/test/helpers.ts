@@ -1,5 +1,11 @@
 import type { Json } from '@weft/core';
-import { Engine, type EngineConfig, type EngineOptions, type LeasedTask, type TaskReport } from '@weft/engine';
+import {
+  Engine,
+  type EngineConfig,
+  type EngineOptions,
+  type LeasedTask,
+  type TaskReport,
+} from '@weft/engine';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 

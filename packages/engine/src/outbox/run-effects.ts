@@ -1,5 +1,6 @@
 import { checkSchema, type Json, type RunEvent } from '@weft/core';
 import type { EngineContext } from '../context.js';
+import { fault } from '../faults.js';
 import type { NewRun } from '../store.js';
 import { type DeliveryContext, type Destination, failureOf } from './destination.js';
 import { type Delivery, type OutboxPayload, type OutboxRow, RUNS_DESTINATION } from './types.js';
@@ -80,6 +81,7 @@ async function startRuns(
   if (starts.length === 0) return;
   const attached = starts.map((r) => r.payload as StartRun).filter((p) => !p.detached);
   const parents = await tx.lockParentTasks(attached.map((p) => p.parent));
+  if (attached.length > 0) await fault('relay.after-parent-check');
   const running = new Set(parents.filter((p) => p.running).map((p) => parentKey(p)));
   const toInsert: NewRun[] = [];
   const refusals: { runId: string; namespace: string; childRunId: string; event: RunEvent }[] = [];
@@ -120,6 +122,7 @@ async function startRuns(
         definitionVersion: record.version,
         input: p.input,
         parent: { ...p.parent, detached: p.detached },
+        startKey: childStartKey(p.parent),
       });
       out.set(row, { kind: 'delivered' });
     } catch (error) {
@@ -139,7 +142,7 @@ async function startRuns(
     });
   }
   if (toInsert.length === 0) return;
-  // A child that exists already (a replayed start) is not inserted again, and not decided again.
+  // A start whose key exists already (a redelivered or replayed start) inserts and decides nothing.
   const fresh = await tx.insertChildRuns(toInsert);
   for (const run of fresh) ctx.runs.remember(run.id, run.definitionId);
   await ctx.evaluator.decideRuns(
@@ -151,6 +154,21 @@ async function startRuns(
 
 function parentKey(p: { runId: string; nodeId: string; iteration: string; attempt: number }): string {
   return `${p.runId}\u0000${p.nodeId}\u0000${p.iteration}\u0000${p.attempt}`;
+}
+
+/**
+ * The idempotency key of a run started by a node: the starting attempt's identity. The attempt is part of
+ * it (seed 001, invariant 6): without it a retried node's start would be absorbed as a duplicate of the
+ * previous attempt's child, which has already finished, and the retry would wait forever (test: "a retried
+ * sub-workflow node starts a new child").
+ */
+export function childStartKey(p: {
+  runId: string;
+  nodeId: string;
+  iteration: string;
+  attempt: number;
+}): string {
+  return `${p.runId}/${p.nodeId}/${p.iteration}/${p.attempt}`;
 }
 
 function refusedChild(p: StartRun, message: string): RunEvent {

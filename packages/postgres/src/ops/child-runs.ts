@@ -4,27 +4,36 @@ import { bools, jsonText } from '../db.js';
 import { RUN_COLUMNS } from './runs.js';
 
 /**
- * Inserts runs started by other runs' nodes. Their ids are computed from the starting attempt, so a start
- * delivered twice (the relay redelivers after a crash; an operator replays a dead letter) finds its run
- * already there: ON CONFLICT DO NOTHING absorbs it, and only the runs inserted now come back, locked by
- * this transaction, to be decided (seed 001, invariant 6; test: "a retried sub-workflow node starts a new
- * child").
+ * Inserts runs started by other runs' nodes, deduplicated on their start keys (the starting attempt's
+ * identity, attempt included). A start delivered twice (the relay redelivers after a crash; an operator
+ * replays a dead letter) finds its key taken: ON CONFLICT DO NOTHING absorbs it, and only the runs whose
+ * key this statement inserted are inserted and come back, locked by this transaction, to be decided (seed
+ * 001, invariant 6; tests: "a retried sub-workflow node starts a new child", "a start delivered twice
+ * starts one child"). Two transactions inserting one key at once: the second waits on the key's unique
+ * index until the first ends, then inserts nothing.
  */
 export async function insertChildRuns(sql: Db, runs: readonly NewRun[]): Promise<LockedRun[]> {
   if (runs.length === 0) return [];
   return sql<LockedRun[]>`
+    WITH won AS (
+      INSERT INTO weft.start_keys (key, run_id)
+      SELECT key, run_id FROM unnest(${runs.map((r) => r.startKey ?? r.id)}::text[], ${runs.map((r) => r.id)}::uuid[])
+          AS k(key, run_id)
+      ON CONFLICT (key) DO NOTHING
+      RETURNING run_id
+    )
     INSERT INTO weft.runs AS r (id, namespace, definition_id, definition_name, definition_version, status, input,
                                 parent_run_id, parent_node_id, parent_iteration, parent_attempt, detached)
     SELECT id, namespace, definition_id, definition_name, definition_version, 'running', input::jsonb,
            parent_run_id, parent_node_id, parent_iteration, parent_attempt, detached
-      FROM unnest(${runs.map((r) => r.id)}::uuid[], ${runs.map((r) => r.namespace)}::text[], ${runs.map((r) => r.definitionId)}::bigint[],
+      FROM won JOIN unnest(${runs.map((r) => r.id)}::uuid[], ${runs.map((r) => r.namespace)}::text[], ${runs.map((r) => r.definitionId)}::bigint[],
                   ${runs.map((r) => r.definitionName)}::text[], ${runs.map((r) => r.definitionVersion)}::int[],
                   ${runs.map((r) => jsonText(r.input) ?? 'null')}::text[],
                   ${runs.map((r) => r.parent?.runId ?? null)}::uuid[], ${runs.map((r) => r.parent?.nodeId ?? null)}::text[],
                   ${runs.map((r) => r.parent?.iteration ?? null)}::text[], ${runs.map((r) => r.parent?.attempt ?? null)}::int[],
                   ${bools(runs.map((r) => r.parent?.detached ?? false))}::text[]::bool[])
         AS n(id, namespace, definition_id, definition_name, definition_version, input,
-             parent_run_id, parent_node_id, parent_iteration, parent_attempt, detached)
+             parent_run_id, parent_node_id, parent_iteration, parent_attempt, detached) ON n.id = won.run_id
     ON CONFLICT (id) DO NOTHING
     RETURNING ${sql.unsafe(RUN_COLUMNS)}, 0 AS last_seq, now() AS now`.execute();
 }
