@@ -174,19 +174,21 @@ describe('child runs', () => {
         cancelled = true;
       });
       await new Promise((r) => setTimeout(r, 300));
-      // The cancel waits for the start: ending the attempt and starting its child are serialised.
-      expect(cancelled).toBe(false);
+      const cancelledBeforeStartCommitted = cancelled;
       release();
       await cancelling;
+      // No orphan: the child that was started is cancelled by the cascade.
       const kids = await eventually(
         async () => {
           const k = await children(parent.id);
           return k.length > 0 && k.every((c) => c.status === 'cancelled') ? k : undefined;
         },
-        10_000,
+        5_000,
         'the child to be cancelled',
       );
       expect(kids).toHaveLength(1);
+      // Because the cancel waited for the start: ending the attempt and starting its child are serialised.
+      expect(cancelledBeforeStartCommitted).toBe(false);
     } finally {
       release();
       disarm();
