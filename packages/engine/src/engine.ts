@@ -11,7 +11,7 @@ import { Evaluator } from './evaluator.js';
 import { type Logger, silentLogger } from './logger.js';
 import { BackgroundLoop } from './loop.js';
 import { type Destination, Destinations } from './outbox/destination.js';
-import { relayRound } from './outbox/relay.js';
+import { Relay } from './outbox/relay.js';
 import { runEffectsDestination } from './outbox/run-effects.js';
 import { webhookDestination } from './outbox/webhook.js';
 import { RunIndex } from './run-index.js';
@@ -96,9 +96,16 @@ export class Engine {
     );
     this.context.wakeups.on('decisions', () => this.loops[0]!.wake());
     this.context.wakeups.on('timers', () => this.loops[1]!.wake());
-    const relay = new BackgroundLoop('outbox', () => relayRound(ctx), config.relayPollMs, clock, onError);
-    this.loops.push(relay);
-    this.context.wakeups.on('outbox', () => relay.wake());
+    const relayLoop = new BackgroundLoop(
+      'outbox',
+      () => this.relay.round(),
+      config.relayPollMs,
+      clock,
+      onError,
+    );
+    this.relay = new Relay(ctx, () => relayLoop.wake());
+    this.loops.push(relayLoop);
+    this.context.wakeups.on('outbox', () => relayLoop.wake());
     this.runner = new SystemTaskRunner(this.tasks, {
       handlers: { [HTTP_TASK_TYPE]: runHttpTask },
       concurrency: config.systemConcurrency,
@@ -107,6 +114,7 @@ export class Engine {
   }
 
   private readonly runner: SystemTaskRunner;
+  private readonly relay: Relay;
 
   /** Adds (or replaces) an outbox destination, such as a sink configured after start. */
   addDestination(destination: Destination): void {
@@ -136,6 +144,7 @@ export class Engine {
     if (!this.started) return;
     this.started = false;
     await Promise.all([...this.loops.map((l) => l.stop()), this.runner.stop()]);
+    await this.relay.stop();
     this.context.wakeups.disconnect();
     await this.unlisten?.();
     this.unlisten = null;

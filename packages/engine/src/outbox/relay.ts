@@ -14,33 +14,55 @@ export function relayPolicy(ctx: EngineContext): OutboxRetryPolicy {
 }
 
 /**
- * One round of the outbox relay: for each destination with rows due, one batch, each destination in a
- * transaction of its own and several at once, so a slow or failing destination holds only its own rows
- * (test: "one failing destination does not stall the others"). Any number of relays may run: each claims
- * with SKIP LOCKED. Returns true when a batch was full and there may be more.
+ * The outbox relay of one process. Each destination with rows due is drained on its own, in transactions
+ * of its own, and the relay never waits for one destination before serving another: a slow or failing
+ * destination holds only its own rows (test: "one failing destination does not stall the others"). Any
+ * number of relays may run, in this process or others: each claims with SKIP LOCKED.
  */
-export async function relayRound(ctx: EngineContext): Promise<boolean> {
-  const destinations = await ctx.store.outboxDestinations();
-  if (destinations.length === 0) return false;
-  let full = false;
-  let next = 0;
-  const worker = async () => {
-    while (next < destinations.length) {
-      const destination = destinations[next++]!;
-      try {
-        if ((await deliverBatch(ctx, destination)) >= ctx.config.relayBatch) full = true;
-      } catch (error) {
-        ctx.logger.error(
-          { destination, error: error instanceof Error ? error.message : String(error) },
-          'outbox delivery failed; the rows will be tried again',
-        );
-      }
+export class Relay {
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private stopped = false;
+
+  /** `wake` is called when a destination's drain ends, so the caller looks for more work. */
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly wake: () => void = () => {},
+  ) {}
+
+  /**
+   * Starts draining every destination with rows due that is not being drained already, up to the
+   * concurrency setting, and returns without waiting for them.
+   */
+  async round(): Promise<boolean> {
+    if (this.stopped) return false;
+    const destinations = await this.ctx.store.outboxDestinations();
+    for (const destination of destinations) {
+      if (this.inFlight.has(destination) || this.inFlight.size >= this.ctx.config.relayConcurrency) continue;
+      const draining = this.drain(destination).finally(() => {
+        this.inFlight.delete(destination);
+        if (!this.stopped) this.wake();
+      });
+      this.inFlight.set(destination, draining);
     }
-  };
-  await Promise.all(
-    Array.from({ length: Math.min(ctx.config.relayConcurrency, destinations.length) }, worker),
-  );
-  return full;
+    return false;
+  }
+
+  /** Stops starting deliveries and waits for those in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.allSettled([...this.inFlight.values()]);
+  }
+
+  private async drain(destination: string): Promise<void> {
+    try {
+      while (!this.stopped && (await deliverBatch(this.ctx, destination)) >= this.ctx.config.relayBatch) {}
+    } catch (error) {
+      this.ctx.logger.error(
+        { destination, error: error instanceof Error ? error.message : String(error) },
+        'outbox delivery failed; the rows will be tried again',
+      );
+    }
+  }
 }
 
 /**
