@@ -4,10 +4,12 @@ import { installErrorHandler } from './errors.js';
 import { metricsRoute } from './metrics.js';
 import { bulkRoutes } from './routes/bulk.js';
 import { controlRoutes } from './routes/control.js';
+import { deadLetterRoutes } from './routes/dead-letters.js';
 import { definitionRoutes } from './routes/definitions.js';
 import { eventRoutes } from './routes/events.js';
 import { runRoutes } from './routes/runs.js';
 import { signalRoutes } from './routes/signals.js';
+import { type DispatchInfo, taskDispatchRoutes } from './routes/task-dispatch.js';
 import { taskRoutes } from './routes/tasks.js';
 
 /** Options for the HTTP app. */
@@ -17,6 +19,8 @@ export interface AppOptions {
   readonly logger?: FastifyBaseLogger;
   /** How often a live history stream looks for events written by other servers (default 500 ms). */
   readonly historyPollMs?: number;
+  /** How tasks reach workers (told to workers by `GET /v1/tasks/dispatch`); the table queue by default. */
+  readonly dispatch?: DispatchInfo;
 }
 
 /** Weft's HTTP API: definitions, runs, history and the worker protocol, as JSON. */
@@ -46,5 +50,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   signalRoutes(app, options.engine);
   taskRoutes(app, options.engine);
   metricsRoute(app, options.engine);
+  taskDispatchRoutes(app, options.engine, options.dispatch ?? { kind: 'table' });
+  deadLetterRoutes(app, options.engine);
   return app;
 }

