@@ -20,14 +20,26 @@ export function redisTaskDestination(options: {
   readonly url: string;
   readonly prefix?: string;
   readonly maxLen?: number;
+  /** Announce a task again after this long if it is still queued, in case Redis lost the message. */
+  readonly reannounceMs?: number;
 }): Destination {
   const prefix = options.prefix ?? DEFAULT_TASK_STREAM_PREFIX;
+  const again: Delivery = { kind: 'repeat', afterMs: options.reannounceMs ?? 60_000 };
   let client: Redis | null = null;
   return {
     name: TASKS_DESTINATION,
     timeoutMs: 15_000,
-    async deliver(rows) {
-      const out: Delivery[] = rows.map(() => ({ kind: 'delivered' }));
+    async deliver(rows, { tx }) {
+      // A message is worth sending only while its task is queued; for a task leased, cancelled or moved
+      // on, the row is done. While it stays queued the message is sent again now and then: Redis may lose
+      // a message (a failover, a restart without persistence), and a task must not wait for one forever.
+      const keys = rows.flatMap((r) =>
+        r.payload.kind === 'task_message'
+          ? [{ runId: r.payload.runId, taskId: r.payload.taskId, attempt: r.payload.attempt }]
+          : [],
+      );
+      const queued = new Set((await tx.queuedTasks(keys)).map((k) => `${k.taskId}/${k.attempt}`));
+      const out: Delivery[] = rows.map(() => again);
       try {
         if (!client) client = redisClient(options.url);
         if (client.status === 'wait') await client.connect();
@@ -41,6 +53,10 @@ export function redisTaskDestination(options: {
               error: `the task queue cannot deliver a ${p.kind} row`,
               permanent: true,
             };
+            return;
+          }
+          if (!queued.has(`${p.taskId}/${p.attempt}`)) {
+            out[i] = { kind: 'delivered' };
             return;
           }
           sent.push(i);

@@ -222,6 +222,10 @@ export interface StoreTx {
   replayDeadLetters(selection: ReplaySelection): Promise<number>;
   /** Which of these runs exist. */
   existingRuns(ids: readonly string[]): Promise<string[]>;
+  /** Which of these attempts are still queued (their task message is still worth sending). */
+  queuedTasks(
+    tasks: readonly { runId: string; taskId: string; attempt: number }[],
+  ): Promise<{ runId: string; taskId: string; attempt: number }[]>;
   /**
    * Locks the given attempts (`FOR SHARE`) and says which are still running, so that starting their
    * children and ending the attempts are serialised: a child is never started for an attempt that was

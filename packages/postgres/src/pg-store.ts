@@ -30,6 +30,7 @@ import { leaseTasks, leaseTasksById, renewLeases } from './ops/lease-tasks.js';
 import { loadRunTasks, loadTasks, lockTasks } from './ops/load-tasks.js';
 import { loadMailboxes } from './ops/mailboxes.js';
 import * as outbox from './ops/outbox.js';
+import { queuedTasks } from './ops/queued-tasks.js';
 import * as runs from './ops/runs.js';
 import { dueTimers, takeTimers } from './ops/timers.js';
 import { applyWriteSet } from './ops/write-set.js';
@@ -233,6 +234,9 @@ class PgStoreTx implements StoreTx {
   }
   existingRuns(ids: readonly string[]) {
     return existingRuns(this.tx, ids);
+  }
+  queuedTasks(tasks: readonly { runId: string; taskId: string; attempt: number }[]) {
+    return queuedTasks(this.tx, tasks);
   }
   lockParentTasks(
     attempts: readonly { runId: string; nodeId: string; iteration: string; attempt: number }[],

@@ -79,9 +79,14 @@ export interface OutboxRow extends OutboxWrite {
   readonly deadAt: Date | null;
 }
 
-/** What became of delivering one row. A permanent failure goes straight to the dead letters. */
+/**
+ * What became of delivering one row. A permanent failure goes straight to the dead letters. `repeat`:
+ * delivered, and to be delivered again after `afterMs` unless the row is removed meanwhile (a task
+ * message is announced again until its task is leased, in case the queue lost it).
+ */
 export type Delivery =
   | { readonly kind: 'delivered' }
+  | { readonly kind: 'repeat'; readonly afterMs: number }
   | { readonly kind: 'failed'; readonly error: string; readonly permanent?: boolean };
 
 /** How failed deliveries back off, and when a row becomes a dead letter. */

@@ -1,5 +1,5 @@
 import type { Json } from '@weft/core';
-import { ANY_NAMESPACE, type LeasedTask, type LeaseRequest } from '@weft/engine';
+import { ANY_NAMESPACE, type LeasedTask, type LeaseRequest, TASKS_DESTINATION } from '@weft/engine';
 import type { Db } from '../db.js';
 
 interface LeasedJson {
@@ -105,6 +105,14 @@ export async function leaseTasksById(
               OR EXISTS (SELECT 1 FROM weft.runs r WHERE r.id = t.run_id AND r.namespace = ${request.namespace}::text))
       RETURNING t.id, t.run_id, t.node_id, t.iteration, t.attempt, t.task_type, t.input, t.lease_token,
                 t.lease_expires_at, t.deadline_at
+    ), announced AS (
+      -- The leased tasks' messages need no more announcing. A row the relay holds right now is skipped,
+      -- not waited for: the relay drops it itself once it sees the task is no longer queued.
+      DELETE FROM weft.outbox o
+       WHERE (o.run_id, o.id) IN (
+             SELECT x.run_id, x.id FROM weft.outbox x JOIN leased l ON x.run_id = l.run_id AND x.task_id = l.id
+              WHERE x.destination = ${TASKS_DESTINATION} AND x.status = 'pending'
+                FOR UPDATE OF x SKIP LOCKED)
     )
     SELECT coalesce((SELECT json_agg(json_build_object(
               'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,

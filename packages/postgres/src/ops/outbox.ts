@@ -67,7 +67,7 @@ export async function claimOutbox(sql: Db, destination: string, limit: number): 
 }
 
 /**
- * Marks delivered rows (deleted) and failed ones: each failure backs off exponentially, per row, and a
+ * Marks delivered rows (deleted), rows to deliver again later (`repeat`), and failed ones: each failure backs off exponentially, per row, and a
  * row that has failed `maxAttempts` times (or failed permanently) becomes a dead letter, which leaves the
  * due index and is kept until replayed. Rows already settled elsewhere are left alone.
  */
@@ -77,6 +77,9 @@ export async function settleOutbox(
   policy: OutboxRetryPolicy,
 ): Promise<void> {
   const done = outcomes.filter((o) => o.delivery.kind === 'delivered');
+  const repeat = outcomes.flatMap((o) =>
+    o.delivery.kind === 'repeat' ? [{ ...o, afterMs: o.delivery.afterMs }] : [],
+  );
   const failed = outcomes.flatMap((o) =>
     o.delivery.kind === 'failed' ? [{ ...o, delivery: o.delivery }] : [],
   );
@@ -88,6 +91,13 @@ export async function settleOutbox(
        USING unnest(${done.map((o) => o.runId)}::uuid[], ${done.map((o) => o.id)}::bigint[]) AS k(run_id, id)
        WHERE o.run_id = k.run_id AND o.id = k.id AND o.status = 'pending'`.execute(),
     );
+  }
+  if (repeat.length > 0) {
+    statements.push(sql`
+      UPDATE weft.outbox o SET next_attempt_at = now() + r.after_ms * interval '1 millisecond', last_error = NULL
+        FROM unnest(${repeat.map((o) => o.runId)}::uuid[], ${repeat.map((o) => o.id)}::bigint[],
+                    ${repeat.map((o) => o.afterMs)}::int[]) AS r(run_id, id, after_ms)
+       WHERE o.run_id = r.run_id AND o.id = r.id AND o.status = 'pending'`);
   }
   if (failed.length > 0) {
     statements.push(
