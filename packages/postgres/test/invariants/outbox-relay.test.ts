@@ -166,6 +166,29 @@ describe('outbox relay', () => {
     expect(await left('late', 'dead')).toBe(0);
   });
 
+  it('an event whose decision rolls back is never published', async () => {
+    const sink = counter('gated');
+    const engine = relay([sink]);
+    await engine.definitions.deploy('default', 'name: gated\nnodes:\n  - { id: e, kind: event, sink: gated }\n');
+    const disarm = armFault('pass.after-write', () => {
+      throw new Error('crash before commit');
+    });
+    try {
+      await expect(engine.runs.start({ namespace: 'default', definition: 'gated', input: {} })).rejects.toThrow(
+        /crash before commit/,
+      );
+    } finally {
+      disarm();
+    }
+    await deliverBatch(engine.context, sinkDestination('gated'));
+    expect(sink.rows).toEqual([]);
+    expect(await left('gated')).toBe(0);
+    // Committed, it is published.
+    const run = await engine.runs.start({ namespace: 'default', definition: 'gated', input: {} });
+    await deliverBatch(engine.context, sinkDestination('gated'));
+    expect(sink.rows.map((r) => r.runId)).toEqual([run.id]);
+  });
+
   it('one failing destination does not stall the others', async () => {
     const hanging: Destination = {
       name: sinkDestination('stuck'),
