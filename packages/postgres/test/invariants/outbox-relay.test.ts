@@ -169,14 +169,17 @@ describe('outbox relay', () => {
   it('an event whose decision rolls back is never published', async () => {
     const sink = counter('gated');
     const engine = relay([sink]);
-    await engine.definitions.deploy('default', 'name: gated\nnodes:\n  - { id: e, kind: event, sink: gated }\n');
+    await engine.definitions.deploy(
+      'default',
+      'name: gated\nnodes:\n  - { id: e, kind: event, sink: gated }\n',
+    );
     const disarm = armFault('pass.after-write', () => {
       throw new Error('crash before commit');
     });
     try {
-      await expect(engine.runs.start({ namespace: 'default', definition: 'gated', input: {} })).rejects.toThrow(
-        /crash before commit/,
-      );
+      await expect(
+        engine.runs.start({ namespace: 'default', definition: 'gated', input: {} }),
+      ).rejects.toThrow(/crash before commit/);
     } finally {
       disarm();
     }
