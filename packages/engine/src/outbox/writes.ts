@@ -106,7 +106,7 @@ export function finishRows(
     });
   }
   const callback = workflow?.definition.onStatus;
-  if (callback && callback.statuses.includes(status)) {
+  if (callback?.statuses.includes(status)) {
     const message: EventMessage = {
       id: stableId('weft.status', run.id, status),
       type: `run.${status}`,

@@ -14,5 +14,5 @@ export async function queuedTasks(
       FROM unnest(${tasks.map((t) => t.runId)}::uuid[], ${tasks.map((t) => t.taskId)}::uuid[], ${tasks.map((t) => t.attempt)}::int[])
            AS k(run_id, id, attempt)
       JOIN weft.tasks t ON t.run_id = k.run_id AND t.id = k.id AND t.attempt = k.attempt
-     WHERE t.status = 'queued'`;
+     WHERE t.status = 'queued'`.execute();
 }
