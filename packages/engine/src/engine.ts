@@ -1,6 +1,6 @@
 import { HTTP_TASK_TYPE } from '@weft/core';
 import { decideRound, leaseRound, timerRound } from './background.js';
-import { type Cascader, noCascade } from './cascade.js';
+import type { Cascader } from './cascade.js';
 import { type Clock, systemClock } from './clock.js';
 import { DEFAULT_CONFIG, type EngineConfig } from './config.js';
 import type { EngineContext } from './context.js';
@@ -10,6 +10,7 @@ import { type Dispatcher, tableDispatcher } from './dispatcher.js';
 import { Evaluator } from './evaluator.js';
 import { type Logger, silentLogger } from './logger.js';
 import { BackgroundLoop } from './loop.js';
+import { childRunCascader } from './outbox/child-cascade.js';
 import { type Destination, Destinations } from './outbox/destination.js';
 import { Relay } from './outbox/relay.js';
 import { runEffectsDestination } from './outbox/run-effects.js';
@@ -28,7 +29,7 @@ import { Wakeups } from './wakeups.js';
 export interface EngineOptions {
   readonly store: Store;
   readonly dispatcher?: Dispatcher;
-  /** Stops what runs started beyond their own tasks (child runs); nothing by default. */
+  /** Stops what runs started beyond their own tasks; by default their child runs (childRunCascader). */
   readonly cascader?: Cascader;
   readonly config?: Partial<EngineConfig>;
   readonly clock?: Clock;
@@ -63,7 +64,7 @@ export class Engine {
     this.context = {
       store: options.store,
       dispatcher: options.dispatcher ?? tableDispatcher,
-      cascader: options.cascader ?? noCascade,
+      cascader: options.cascader ?? childRunCascader,
       config,
       definitions,
       evaluator: new Evaluator(definitions, stats),

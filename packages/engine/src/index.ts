@@ -15,6 +15,7 @@ export * from './history-feed.js';
 export * from './ids.js';
 export * from './logger.js';
 export * from './loop.js';
+export * from './outbox/child-cascade.js';
 export * from './outbox/destination.js';
 export * from './outbox/relay.js';
 export * from './outbox/run-effects.js';

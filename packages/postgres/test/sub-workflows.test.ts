@@ -103,6 +103,15 @@ describe('sub_workflow', () => {
     expect(gone.error?.message).toMatch(/cancelled by parent run/);
   });
 
+  it('terminating the parent terminates the child', async () => {
+    const parent = await h.engine.runs.start({ namespace: 'default', definition: 'parent', input: { n: 3 } });
+    const child = await childOf(parent.id);
+    await h.engine.control.terminate(parent.id, { by: 'ops', reason: 'stop everything' });
+    const gone = await runOf(child.id, 'terminated');
+    expect(gone.error?.message).toMatch(/stop everything/);
+    expect((await h.engine.runs.get(parent.id)).status).toBe('terminated');
+  });
+
   it('an input the child refuses fails the parent node', async () => {
     const parent = await h.engine.runs.start({
       namespace: 'default',

@@ -51,8 +51,9 @@ async function wakeAndCancel(
   const events: { runId: string; event: RunEvent }[] = [];
   for (const row of cancels) {
     const p = row.payload as Extract<OutboxPayload, { kind: 'cancel_run' }>;
-    if (existing.has(p.runId))
-      events.push({ runId: p.runId, event: { kind: 'run_cancelled', by: p.by, reason: p.reason } });
+    if (!existing.has(p.runId)) continue;
+    const kind = p.mode === 'terminate' ? 'run_terminated' : 'run_cancelled';
+    events.push({ runId: p.runId, event: { kind, by: p.by, reason: p.reason } });
   }
   const targets = [
     ...events.map((e) => e.runId),

@@ -34,7 +34,14 @@ export type OutboxPayload =
       };
       readonly detached: boolean;
     }
-  | { readonly kind: 'cancel_run'; readonly runId: string; readonly by: string; readonly reason: string }
+  | {
+      readonly kind: 'cancel_run';
+      readonly runId: string;
+      readonly by: string;
+      readonly reason: string;
+      /** Terminate rather than cancel (the parent was terminated). */
+      readonly mode?: 'cancel' | 'terminate';
+    }
   | { readonly kind: 'wake_run'; readonly runId: string; readonly reason: string }
   | { readonly kind: 'publish'; readonly topic: string | null; readonly message: EventMessage }
   | { readonly kind: 'webhook'; readonly url: string; readonly message: EventMessage }

@@ -108,7 +108,8 @@ export function finishRows(
   const callback = workflow?.definition.onStatus;
   if (callback?.statuses.includes(status)) {
     const message: EventMessage = {
-      id: stableId('weft.status', run.id, status),
+      // The decision's time too: a run retried by an operator may end with the same status again.
+      id: stableId('weft.status', run.id, status, run.now.toISOString()),
       type: `run.${status}`,
       time: run.now.toISOString(),
       source: {

@@ -1,4 +1,4 @@
-import { type NewTaskRow, RUNS_DESTINATION, type TaskRecord, type TaskUpdateRow } from '@weft/engine';
+import type { NewTaskRow, TaskRecord, TaskUpdateRow } from '@weft/engine';
 import type { Db } from '../db.js';
 import { bools, jsonText } from '../db.js';
 
@@ -105,6 +105,7 @@ export async function updateTasks(sql: Db, rows: readonly TaskUpdateRow[]): Prom
  * Queue rows are left: a queue row is only a wake-up, and leasing skips (and deletes) rows whose task is
  * no longer queued. A worker still running a cancelled attempt has its reports refused, because the
  * status is no longer running.
+ * What the attempts started (child runs) is stopped by the engine's cascader, in the same transaction.
  */
 export async function cancelOpenWork(
   sql: Db,
@@ -115,25 +116,33 @@ export async function cancelOpenWork(
   // The statements are sent before any is awaited: within a write set, everything goes out in one
   // pipeline ahead of the COMMIT.
   const tasks = sql`
-    WITH cancelled AS (
-      UPDATE weft.tasks t SET status = 'cancelled', finished_at = now(),
-             error = jsonb_build_object('reason', 'cancelled', 'retryable', false, 'message', c.reason)
-        FROM unnest(${ids}::uuid[], ${runs.map((r) => r.reason)}::text[]) AS c(run_id, reason)
-       WHERE t.run_id = c.run_id AND t.status IN ('waiting', 'queued', 'running')
-      RETURNING t.run_id, t.child_run_id, c.reason
-    )
-    INSERT INTO weft.outbox (run_id, namespace, destination, kind, message_id, payload)
-    SELECT c.run_id, r.namespace, ${RUNS_DESTINATION}, 'cancel_run', 'cancel:' || c.child_run_id,
-           jsonb_build_object('kind', 'cancel_run', 'runId', c.child_run_id, 'by', 'parent run ' || c.run_id,
-                              'reason', c.reason)
-      FROM cancelled c JOIN weft.runs r ON r.id = c.run_id
-     WHERE c.child_run_id IS NOT NULL`.execute();
+    UPDATE weft.tasks t SET status = 'cancelled', finished_at = now(),
+           error = jsonb_build_object('reason', 'cancelled', 'retryable', false, 'message', c.reason)
+      FROM unnest(${ids}::uuid[], ${runs.map((r) => r.reason)}::text[]) AS c(run_id, reason)
+     WHERE t.run_id = c.run_id AND t.status IN ('waiting', 'queued', 'running')`.execute();
   const timers =
     sql`DELETE FROM weft.timers t USING unnest(${ids}::uuid[]) AS k(id) WHERE t.run_id = k.id`.execute();
   // Signals kept for a run that has ended are of no more use, and its waiters wait no more.
   const mailboxes =
     sql`DELETE FROM weft.mailboxes m USING unnest(${ids}::uuid[]) AS k(id) WHERE m.run_id = k.id`.execute();
   await Promise.all([tasks, timers, mailboxes]);
+}
+
+/**
+ * The child runs started by unfinished attempts of these runs: what stopping them must stop too. A plain
+ * read, in the transaction that stops the runs (before their attempts are cancelled), taking no lock.
+ */
+export async function openChildren(
+  sql: Db,
+  runIds: readonly string[],
+): Promise<{ runId: string; namespace: string; childRunId: string }[]> {
+  if (runIds.length === 0) return [];
+  return sql<{ runId: string; namespace: string; childRunId: string }[]>`
+    SELECT t.run_id, r.namespace, t.child_run_id
+      FROM unnest(${[...new Set(runIds)]}::uuid[]) AS k(id)
+      JOIN weft.runs r ON r.id = k.id
+      JOIN weft.tasks t ON t.run_id = k.id
+     WHERE t.child_run_id IS NOT NULL AND t.status IN ('waiting', 'queued', 'running')`.execute();
 }
 
 /** Every attempt of a run, in creation order, for the API. */
