@@ -307,7 +307,7 @@ export class Pass {
       taskTypes: [...types],
     }));
     if (this.requested.size > 0) out.push({ kind: 'decisions' });
-    if (this.writes.outbox.length > 0 || this.writes.cancelOpenWork.length > 0) out.push({ kind: 'outbox' });
+    if (this.writes.outbox.length > 0) out.push({ kind: 'outbox' });
     return out;
   }
 

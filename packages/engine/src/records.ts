@@ -263,6 +263,15 @@ export interface WriteSet {
   readonly mailboxes: MailboxRow[];
   /** Outbound effects, delivered by the relay after commit (seed 000: the transactional outbox). */
   readonly outbox: OutboxWrite[];
+  /**
+   * Runs being stopped whose child runs must stop too: each unfinished attempt that started a child gets
+   * a `cancel_run` outbox row (terminate with `mode` terminate), written before the attempts are cancelled.
+   */
+  readonly stopChildren: {
+    readonly runId: string;
+    readonly reason: string;
+    readonly mode: 'cancel' | 'terminate';
+  }[];
 }
 
 /** An empty write set. */
@@ -280,5 +289,6 @@ export function emptyWriteSet(): WriteSet {
     decisionRequests: [],
     mailboxes: [],
     outbox: [],
+    stopChildren: [],
   };
 }

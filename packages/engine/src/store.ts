@@ -222,10 +222,6 @@ export interface StoreTx {
   replayDeadLetters(selection: ReplaySelection): Promise<number>;
   /** Which of these runs exist. */
   existingRuns(ids: readonly string[]): Promise<string[]>;
-  /** Child runs started by unfinished attempts of these runs (a plain read, no lock). */
-  openChildren(
-    runIds: readonly string[],
-  ): Promise<{ runId: string; namespace: string; childRunId: string }[]>;
   /** Which of these attempts are still queued (their task message is still worth sending). */
   queuedTasks(
     tasks: readonly { runId: string; taskId: string; attempt: number }[],

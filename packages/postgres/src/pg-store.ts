@@ -34,7 +34,7 @@ import { queuedTasks } from './ops/queued-tasks.js';
 import * as runs from './ops/runs.js';
 import { dueTimers, takeTimers } from './ops/timers.js';
 import { applyWriteSet } from './ops/write-set.js';
-import { listTasks, openChildren } from './ops/write-tasks.js';
+import { listTasks } from './ops/write-tasks.js';
 
 const RETRYABLE = new Set(['40001', '40P01']);
 const CHANNEL = 'weft_wakeup';
@@ -234,9 +234,6 @@ class PgStoreTx implements StoreTx {
   }
   existingRuns(ids: readonly string[]) {
     return existingRuns(this.tx, ids);
-  }
-  openChildren(runIds: readonly string[]) {
-    return openChildren(this.tx, runIds);
   }
   queuedTasks(tasks: readonly { runId: string; taskId: string; attempt: number }[]) {
     return queuedTasks(this.tx, tasks);

@@ -1,12 +1,12 @@
 import type { Cascader } from '../cascade.js';
-import { RUNS_DESTINATION } from './types.js';
 
 /**
  * Stops the child runs of a run that is stopped (cancelled, terminated, failed, or completed with branches
- * still open): for each unfinished attempt that started a child, a `cancel_run` outbox row (terminate when
- * the parent was terminated), written in the transaction that stops the parent. It reads the attempts
- * before they are cancelled and locks nothing: the child is stopped by the relay, in its own transaction
- * under its own lock, so this transaction never waits on a child (docs/contributing.md, lock order).
+ * still open). It only adds a write to the stopping transaction: the store writes, in the same pipeline and
+ * before the attempts are cancelled, a `cancel_run` outbox row (terminate when the parent was terminated)
+ * for each unfinished attempt that started a child. It reads nothing and locks nothing here: the child is
+ * stopped by the relay, in its own transaction under its own lock, so this transaction never waits on a
+ * child (docs/contributing.md, lock order), and a stop costs no extra round trip.
  *
  * A child whose start is still in the outbox gets a cancel too: delivered first, it finds no run and does
  * nothing; the start then finds its attempt cancelled and starts nothing. A start being delivered right now
@@ -15,26 +15,7 @@ import { RUNS_DESTINATION } from './types.js';
  */
 export const childRunCascader: Cascader = {
   name: 'child-runs',
-  async stop(tx, writes, stopped) {
-    const children = await tx.openChildren(stopped.map((s) => s.runId));
-    if (children.length === 0) return;
-    const why = new Map(stopped.map((s) => [s.runId, s]));
-    for (const child of children) {
-      const parent = why.get(child.runId)!;
-      writes.outbox.push({
-        runId: child.runId,
-        namespace: child.namespace,
-        taskId: null,
-        destination: RUNS_DESTINATION,
-        messageId: `${parent.mode}:${child.childRunId}`,
-        payload: {
-          kind: 'cancel_run',
-          runId: child.childRunId,
-          by: `parent run ${child.runId}`,
-          reason: parent.reason,
-          mode: parent.mode,
-        },
-      });
-    }
+  async stop(_tx, writes, stopped) {
+    writes.stopChildren.push(...stopped);
   },
 };

@@ -8,7 +8,7 @@ import { insertOutbox } from './outbox.js';
 import { enqueueTasks } from './queue.js';
 import { updateRuns } from './runs.js';
 import { insertTimers } from './timers.js';
-import { cancelOpenWork, insertTasks, updateTasks } from './write-tasks.js';
+import { cancelOpenWork, insertTasks, stopChildren, updateTasks } from './write-tasks.js';
 
 /**
  * Writes everything a pass decided, as pipelined statements on the transaction's connection: one round
@@ -22,6 +22,8 @@ export async function applyWriteSet(
     insertTasks(sql, w.newTasks),
     updateTasks(sql, w.taskUpdates),
     enqueueTasks(sql, w.queue),
+    // Before the attempts are cancelled: it cascades to the children of those still unfinished.
+    stopChildren(sql, w.stopChildren),
     cancelOpenWork(sql, w.cancelOpenWork),
     insertTimers(sql, w.timers),
     updateRuns(sql, w.runUpdates),

@@ -1,4 +1,4 @@
-import type { NewTaskRow, TaskRecord, TaskUpdateRow } from '@weft/engine';
+import { type NewTaskRow, RUNS_DESTINATION, type TaskRecord, type TaskUpdateRow } from '@weft/engine';
 import type { Db } from '../db.js';
 import { bools, jsonText } from '../db.js';
 
@@ -129,19 +129,25 @@ export async function cancelOpenWork(
 }
 
 /**
- * The child runs started by unfinished attempts of these runs: what stopping them must stop too. A plain
- * read, in the transaction that stops the runs (before their attempts are cancelled), taking no lock.
+ * Writes a `cancel_run` outbox row for the child run of each unfinished attempt of these runs: how a stopped
+ * run stops its children (the engine's cascader asks for it). Sent in the write set after the task inserts
+ * and updates and before `cancelOpenWork`, so it sees the attempts as this transaction leaves them, still
+ * unfinished. It only inserts: the children stop in their own transactions, through the relay.
  */
-export async function openChildren(
+export async function stopChildren(
   sql: Db,
-  runIds: readonly string[],
-): Promise<{ runId: string; namespace: string; childRunId: string }[]> {
-  if (runIds.length === 0) return [];
-  return sql<{ runId: string; namespace: string; childRunId: string }[]>`
-    SELECT t.run_id, r.namespace, t.child_run_id
-      FROM unnest(${[...new Set(runIds)]}::uuid[]) AS k(id)
-      JOIN weft.runs r ON r.id = k.id
-      JOIN weft.tasks t ON t.run_id = k.id
+  runs: readonly { runId: string; reason: string; mode: 'cancel' | 'terminate' }[],
+): Promise<void> {
+  if (runs.length === 0) return;
+  await sql`
+    INSERT INTO weft.outbox (run_id, namespace, destination, kind, message_id, payload)
+    SELECT t.run_id, r.namespace, ${RUNS_DESTINATION}, 'cancel_run', k.mode || ':' || t.child_run_id,
+           jsonb_build_object('kind', 'cancel_run', 'runId', t.child_run_id, 'by', 'parent run ' || t.run_id,
+                              'reason', k.reason, 'mode', k.mode)
+      FROM unnest(${runs.map((r) => r.runId)}::uuid[], ${runs.map((r) => r.reason)}::text[],
+                  ${runs.map((r) => r.mode)}::text[]) AS k(run_id, reason, mode)
+      JOIN weft.runs r ON r.id = k.run_id
+      JOIN weft.tasks t ON t.run_id = k.run_id
      WHERE t.child_run_id IS NOT NULL AND t.status IN ('waiting', 'queued', 'running')`.execute();
 }
 
