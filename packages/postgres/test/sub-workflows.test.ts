@@ -112,6 +112,45 @@ describe('sub_workflow', () => {
     expect((await h.engine.runs.get(parent.id)).status).toBe('terminated');
   });
 
+  it('a sub_workflow inside a map starts one child per item and the map collects their outputs', async () => {
+    await h.engine.definitions.deploy(
+      'default',
+      `name: fan-children
+nodes:
+  - id: each
+    kind: map
+    items: input.ns
+    body:
+      nodes:
+        - { id: sub, kind: sub_workflow, definition: child, input: { n: item } }
+      output: nodes.sub.output.total
+`,
+    );
+    const parent = await h.engine.runs.start({
+      namespace: 'default',
+      definition: 'fan-children',
+      input: { ns: [1, 2, 3] },
+    });
+    const seen = new Set<string>();
+    while (seen.size < 3) {
+      const tasks = await eventually(async () => {
+        const got = await lease(h.engine, ['kid.double']);
+        return got.length ? got : undefined;
+      });
+      for (const t of tasks) seen.add(t.runId);
+      await h.engine.tasks.report({
+        namespace: 'default',
+        worker: 'w',
+        reports: tasks.map((t) => completed(t, (t.input as { n: number }).n * 2)),
+      });
+    }
+    const done = await runOf(parent.id, 'completed');
+    expect(done.output).toEqual({ each: [2, 4, 6] });
+    const children = await h.db.sql<{ parentIteration: string }[]>`
+      SELECT parent_iteration FROM weft.runs WHERE parent_run_id = ${parent.id}::uuid ORDER BY parent_iteration`;
+    expect(children.map((c) => c.parentIteration)).toEqual(['0', '1', '2']);
+  });
+
   it('an input the child refuses fails the parent node', async () => {
     const parent = await h.engine.runs.start({
       namespace: 'default',
