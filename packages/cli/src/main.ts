@@ -3,6 +3,7 @@ import { WeftApiError } from '@weft/client';
 import { parseDuration } from '@weft/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { registerControlCommands } from './commands/control.js';
+import { listDeadLettersCommand, replayDeadLettersCommand } from './commands/dead-letters.js';
 import { demoCommand } from './commands/demo.js';
 import { registerFlowCommands } from './commands/flow.js';
 import { migrateCommand, validateCommand } from './commands/local.js';
@@ -77,6 +78,9 @@ program
     duration,
     300_000,
   )
+  .option('--dispatcher <kind>', 'how tasks reach workers: table or redis', process.env.WEFT_DISPATCHER)
+  .option('--redis-url <url>', 'Redis, for the Redis dispatcher', process.env.REDIS_URL)
+  .option('--sinks <file or json>', 'event sinks: a JSON file or JSON (see README)', process.env.WEFT_SINKS)
   .action((o) => devCommand(o));
 
 program
@@ -101,6 +105,9 @@ program
     duration,
     300_000,
   )
+  .option('--dispatcher <kind>', 'how tasks reach workers: table or redis', process.env.WEFT_DISPATCHER)
+  .option('--redis-url <url>', 'Redis, for the Redis dispatcher', process.env.REDIS_URL)
+  .option('--sinks <file or json>', 'event sinks: a JSON file or JSON (see README)', process.env.WEFT_SINKS)
   .action((o) => serverCommand(o));
 
 program
@@ -165,6 +172,24 @@ program
 
 registerControlCommands(program, runs, remote);
 registerFlowCommands(program, remote);
+
+const deadLetters = program
+  .command('dead-letters')
+  .description('outbox messages the relay gave up on: list them, replay them');
+deadLetters
+  .command('list')
+  .description('list dead letters, newest first')
+  .option('--destination <name>', 'only those of this destination (such as sink:orders)')
+  .option('--limit <n>', 'dead letters per page', positiveInt, 20)
+  .option('--cursor <cursor>', 'continue from a previous page')
+  .action((o) => listDeadLettersCommand(o, remote()));
+deadLetters
+  .command('replay')
+  .description('put dead letters back for delivery (attempts reset)')
+  .argument('[ids...]', 'dead letter ids')
+  .option('--destination <name>', 'every dead letter of this destination')
+  .option('--all', 'every dead letter of the namespace')
+  .action((ids, o) => replayDeadLettersCommand(ids, o, remote()));
 
 try {
   await program.parseAsync();

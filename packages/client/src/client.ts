@@ -5,7 +5,9 @@ import type {
   Asking,
   BulkAnswer,
   BulkFilter,
+  DeadLetter,
   Deployed,
+  DispatchInfo,
   HistoryEvent,
   Json,
   LeasedTask,
@@ -422,6 +424,35 @@ export class WeftClient {
       reports,
       ...(next && next.max > 0 ? { next: { task_types: next.taskTypes, max: next.max } } : {}),
     });
+  }
+
+  /** Where the server publishes tasks (its queue table, or Redis streams). */
+  dispatchInfo(): Promise<DispatchInfo> {
+    return this.call('GET', '/v1/tasks/dispatch');
+  }
+
+  /** Leases tasks named by queue messages (Redis): only those still queued at that attempt. */
+  leaseById(
+    worker: string,
+    taskTypes: readonly string[],
+    tasks: { run_id: string; task_id: string; attempt: number }[],
+  ): Promise<{ tasks: LeasedTask[]; lease_ms: number; heartbeat_ms: number }> {
+    return this.call('POST', '/v1/tasks/lease', { worker, task_types: taskTypes, tasks });
+  }
+
+  /** Dead letters, newest first. */
+  listDeadLetters(
+    filter: { destination?: string; cursor?: string; limit?: number } = {},
+  ): Promise<{ items: DeadLetter[]; next_cursor: string | null }> {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(filter)) if (v !== undefined) q.set(k, String(v));
+    const qs = q.toString();
+    return this.call('GET', `/v1/dead-letters${qs ? `?${qs}` : ''}`);
+  }
+
+  /** Puts dead letters back for delivery: by id, every one of a destination, or all with neither. */
+  replayDeadLetters(select: { ids?: string[]; destination?: string } = {}): Promise<{ replayed: number }> {
+    return this.call('POST', '/v1/dead-letters/replay', select);
   }
 
   async close(): Promise<void> {

@@ -16,6 +16,8 @@ export interface Run {
   error: { message: string; node?: string; reason: string } | null;
   created_at: string;
   finished_at: string | null;
+  /** The attempt that started this run, for runs started by `sub_workflow` or `start_workflow` nodes. */
+  parent?: { run_id: string; node_id: string; iteration: string; attempt: number; detached: boolean } | null;
 }
 
 /** One attempt of one node of a run. */
@@ -35,6 +37,8 @@ export interface Task {
   finished_at: string | null;
   lease_expires_at: string | null;
   deadline_at: string | null;
+  /** The run a `sub_workflow` or `start_workflow` attempt started. */
+  child_run_id?: string | null;
 }
 
 /** A run with all its task attempts. */
@@ -138,3 +142,21 @@ export interface SignalResult {
   node_id?: string;
   iteration?: string;
 }
+
+/** An outbox message the relay gave up on: kept until replayed. */
+export interface DeadLetter {
+  id: string;
+  destination: string;
+  kind: string;
+  message_id: string;
+  run_id: string;
+  task_id: string | null;
+  attempts: number;
+  last_error: string | null;
+  created_at: string;
+  dead_at: string | null;
+  payload: Json;
+}
+
+/** Where the server publishes tasks: its queue table (poll the server) or Redis streams. */
+export type DispatchInfo = { dispatcher: 'table' } | { dispatcher: 'redis'; stream_prefix: string };

@@ -42,6 +42,7 @@ export class Sim {
   readonly mailboxes = new Map<string, Mailbox>();
   /** Node instances loaded by each decision (one entry per event), to check evaluation cost. */
   readonly loadsPerEvent: number[] = [];
+  readonly effects: Extract<Action, { kind: 'effect' }>[] = [];
   loads = 0;
   now = new Date('2026-01-01T00:00:00Z');
 
@@ -250,6 +251,9 @@ export class Sim {
         return;
       case 'set_timer':
         this.timers.push({ dueAt: action.dueAt, purpose: action.purpose });
+        return;
+      case 'effect':
+        this.effects.push(action);
         return;
       case 'record':
         this.history.push({

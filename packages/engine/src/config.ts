@@ -16,7 +16,7 @@ export interface EngineConfig {
   readonly decideConcurrency: number;
   /** Publish wake-ups to other server processes through the store (LISTEN/NOTIFY on PostgreSQL). */
   readonly crossProcessWakeups: boolean;
-  /** Run the background loops (decisions, timers, lease expiry) in this process. */
+  /** Run the background loops (decisions, timers, lease expiry, outbox relay, schedules, sweeper) here. */
   readonly backgroundLoops: boolean;
   /** The stuck-run sweeper: how often it looks, and how long a run must be idle to count as stuck. */
   readonly sweepPollMs: number;
@@ -27,6 +27,21 @@ export interface EngineConfig {
   readonly payloadThresholdBytes: number;
   /** Payloads larger than this are refused. */
   readonly maxPayloadBytes: number;
+  /** How often the outbox relay looks when nothing woke it. */
+  readonly relayPollMs: number;
+  /** Outbox rows claimed per destination per relay transaction. */
+  readonly relayBatch: number;
+  /** Destinations delivered at once by one relay. */
+  readonly relayConcurrency: number;
+  /** Failed deliveries of one row before it becomes a dead letter. */
+  readonly relayMaxAttempts: number;
+  /** Backoff after a row's first failed delivery; doubles with each failure up to the cap. */
+  readonly relayBackoffMs: number;
+  readonly relayMaxBackoffMs: number;
+  /** Run the system-task runner (built-in `http` tasks) in this process. */
+  readonly systemTasks: boolean;
+  /** System tasks run at once by this process. */
+  readonly systemConcurrency: number;
 }
 
 /** Defaults: 90 s leases renewed every 30 s. */
@@ -46,4 +61,12 @@ export const DEFAULT_CONFIG: EngineConfig = {
   schedulePollMs: 1000,
   payloadThresholdBytes: 256 * 1024,
   maxPayloadBytes: 16 * 1024 * 1024,
+  relayPollMs: 500,
+  relayBatch: 100,
+  relayConcurrency: 4,
+  relayMaxAttempts: 10,
+  relayBackoffMs: 1000,
+  relayMaxBackoffMs: 300_000,
+  systemTasks: true,
+  systemConcurrency: 16,
 };

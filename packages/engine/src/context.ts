@@ -5,6 +5,7 @@ import type { Dispatcher } from './dispatcher.js';
 import type { Evaluator } from './evaluator.js';
 import type { LimitBook } from './limits.js';
 import type { Logger } from './logger.js';
+import type { Destinations } from './outbox/destination.js';
 import type { Gating } from './pass.js';
 import type { PayloadStore } from './payloads/payload-store.js';
 import type { RunIndex } from './run-index.js';
@@ -30,4 +31,6 @@ export interface EngineContext {
   readonly gating: Gating;
   /** Large inputs and outputs, offloaded to a blob store. */
   readonly payloads: PayloadStore;
+  /** Where the outbox relay delivers, by destination name. */
+  readonly destinations: Destinations;
 }

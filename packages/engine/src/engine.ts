@@ -1,5 +1,6 @@
+import { HTTP_TASK_TYPE } from '@weft/core';
 import { decideRound, leaseRound, timerRound } from './background.js';
-import { type Cascader, noCascade } from './cascade.js';
+import type { Cascader } from './cascade.js';
 import { type Clock, systemClock } from './clock.js';
 import { DEFAULT_CONFIG, type EngineConfig } from './config.js';
 import type { EngineContext } from './context.js';
@@ -12,6 +13,11 @@ import { LimitService } from './limit-service.js';
 import { LimitBook, queueGates } from './limits.js';
 import { type Logger, silentLogger } from './logger.js';
 import { BackgroundLoop } from './loop.js';
+import { childRunCascader } from './outbox/child-cascade.js';
+import { type Destination, Destinations } from './outbox/destination.js';
+import { Relay } from './outbox/relay.js';
+import { runEffectsDestination } from './outbox/run-effects.js';
+import { webhookDestination } from './outbox/webhook.js';
 import type { BlobStore } from './payloads/blob-store.js';
 import { FolderBlobStore } from './payloads/folder-blob-store.js';
 import { PayloadStore } from './payloads/payload-store.js';
@@ -22,6 +28,8 @@ import { SignalService } from './signals.js';
 import { EngineStats } from './stats.js';
 import type { Store } from './store.js';
 import { Sweeper } from './sweeper.js';
+import { runHttpTask } from './system/http-task.js';
+import { SystemTaskRunner } from './system/runner.js';
 import { TaskService } from './tasks.js';
 import { Wakeups } from './wakeups.js';
 
@@ -29,13 +37,17 @@ import { Wakeups } from './wakeups.js';
 export interface EngineOptions {
   readonly store: Store;
   readonly dispatcher?: Dispatcher;
-  /** Stops what runs started beyond their own tasks (child runs); nothing by default. */
+  /** Stops what runs started beyond their own tasks; by default their child runs (childRunCascader). */
   readonly cascader?: Cascader;
   readonly config?: Partial<EngineConfig>;
   readonly clock?: Clock;
   readonly logger?: Logger;
   /** Where large payloads go; a folder `.weft/blobs` under the working directory by default. */
   readonly blobs?: BlobStore;
+  /** Where the outbox relay delivers (sinks, a task queue); the engine adds its own. */
+  readonly destinations?: readonly Destination[];
+  /** Secret that signs run status callbacks sent to a URL (`x-weft-signature`). */
+  readonly webhookSecret?: string;
 }
 
 /**
@@ -71,7 +83,7 @@ export class Engine {
     this.context = {
       store: options.store,
       dispatcher: options.dispatcher ?? tableDispatcher,
-      cascader: options.cascader ?? noCascade,
+      cascader: options.cascader ?? childRunCascader,
       config,
       definitions,
       evaluator: new Evaluator(definitions, stats, payloads),
@@ -83,12 +95,17 @@ export class Engine {
       gating: {
         gatesOf: (run, nodeId) => {
           const node = definitions.cached(run.definitionId)?.node(nodeId);
-          return node?.kind === 'task' ? queueGates(node) : null;
+          return node?.kind === 'task' || node?.kind === 'http' ? queueGates(node) : null;
         },
         isCapped: (namespace, taskType) => limitBook.isCapped(namespace, taskType),
       },
       payloads,
+      destinations: new Destinations(),
     };
+    const destinations = this.context.destinations;
+    destinations.register(runEffectsDestination(this.context));
+    destinations.register(webhookDestination(options.webhookSecret ? { secret: options.webhookSecret } : {}));
+    for (const d of options.destinations ?? []) destinations.register(d);
     this.definitions = definitions;
     this.control = new ControlService(this.context);
     this.runs = new RunService(this.context, this.control);
@@ -129,6 +146,29 @@ export class Engine {
     });
     this.context.wakeups.on('decisions', () => this.loops[0]!.wake());
     this.context.wakeups.on('timers', () => this.loops[1]!.wake());
+    const relayLoop = new BackgroundLoop(
+      'outbox',
+      () => this.relay.round(),
+      config.relayPollMs,
+      clock,
+      onError,
+    );
+    this.relay = new Relay(ctx, () => relayLoop.wake());
+    this.loops.push(relayLoop);
+    this.context.wakeups.on('outbox', () => relayLoop.wake());
+    this.runner = new SystemTaskRunner(this.tasks, {
+      handlers: { [HTTP_TASK_TYPE]: runHttpTask },
+      concurrency: config.systemConcurrency,
+      logger: this.context.logger,
+    });
+  }
+
+  private readonly runner: SystemTaskRunner;
+  private readonly relay: Relay;
+
+  /** Adds (or replaces) an outbox destination, such as a sink configured after start. */
+  addDestination(destination: Destination): void {
+    this.context.destinations.register(destination);
   }
 
   /** Starts the background loops and listens for other processes' wake-ups. */
@@ -147,13 +187,15 @@ export class Engine {
       });
     }
     if (this.context.config.backgroundLoops) for (const loop of this.loops) loop.start();
+    if (this.context.config.systemTasks) this.runner.start();
   }
 
   /** Stops the loops; the store stays open (its owner closes it). */
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    await Promise.all(this.loops.map((l) => l.stop()));
+    await Promise.all([...this.loops.map((l) => l.stop()), this.runner.stop()]);
+    await this.relay.stop();
     this.context.wakeups.disconnect();
     await this.unlisten?.();
     this.unlisten = null;

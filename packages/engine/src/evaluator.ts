@@ -90,6 +90,20 @@ export class Evaluator {
     return boxes;
   }
 
+  /**
+   * An event with its offloaded payload fetched back (a signal's data, a child run's output): the decider
+   * and its expressions see the value.
+   */
+  private async resolveEvent(event: RunEvent): Promise<RunEvent> {
+    const payloads = this.payloads;
+    if (!payloads) return event;
+    if (event.kind === 'signal_received' && payloads.isRef(event.data))
+      return { ...event, data: await payloads.resolve(event.data) };
+    if (event.kind === 'child_finished' && payloads.isRef(event.output))
+      return { ...event, output: await payloads.resolve(event.output) };
+    return event;
+  }
+
   /** Loaded rows with offloaded inputs and outputs fetched back (the run lock is held meanwhile). */
   private async resolveRows(rows: LoadedTask[]): Promise<LoadedTask[]> {
     const payloads = this.payloads;
@@ -236,11 +250,7 @@ export class Evaluator {
       };
       const actions: Action[] = [];
       for (const received of events) {
-        // An offloaded signal payload is fetched back: the decider and its expressions see the value.
-        const event =
-          received.kind === 'signal_received' && this.payloads?.isRef(received.data)
-            ? { ...received, data: await this.payloads.resolve(received.data) }
-            : received;
+        const event = await this.resolveEvent(received);
         for (let round = 0; ; round++) {
           const result = await decide(workflow, state, event, run.now);
           if (result.kind === 'decided') {
@@ -271,7 +281,7 @@ export class Evaluator {
           };
         }
       }
-      pass.addActions(run, actions, runIds);
+      pass.addActions(run, actions, runIds, workflow);
       decided += events.length;
       this.stats.eventsDecided += events.length;
     }

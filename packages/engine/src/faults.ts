@@ -11,6 +11,11 @@ export async function fault(name: string): Promise<void> {
   if (action) await action();
 }
 
+/** True when a test has armed the fault point `name`. */
+export function isArmed(name: string): boolean {
+  return armed.has(name);
+}
+
 /** Arms a fault point; returns a function that disarms it. */
 export function armFault(name: string, action: () => void | Promise<void>): () => void {
   armed.set(name, action);

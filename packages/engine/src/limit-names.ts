@@ -2,7 +2,7 @@ import { type Definition, formatProblem, WeftError } from '@weft/core';
 import type { Store } from './store.js';
 
 /**
- * Refuses a definition whose task nodes use a semaphore or rate-limit key that is declared neither in the
+ * Refuses a definition whose task or http nodes use a semaphore or rate-limit key that is declared neither in the
  * definition nor already in the namespace: a typo there would otherwise lift the limit without a word.
  */
 export async function checkLimitNames(
@@ -12,7 +12,7 @@ export async function checkLimitNames(
 ): Promise<void> {
   const wanted: { kind: 'semaphore' | 'rate'; name: string; node: string; line: number }[] = [];
   for (const node of definition.nodes) {
-    if (node.kind !== 'task') continue;
+    if (node.kind !== 'task' && node.kind !== 'http') continue;
     for (const name of Object.keys(node.semaphores ?? {}))
       if (definition.limits?.semaphores[name] === undefined)
         wanted.push({ kind: 'semaphore', name, node: node.id, line: node.line });

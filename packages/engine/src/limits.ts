@@ -107,6 +107,12 @@ export class LimitBook {
     return this.limited.has(namespace);
   }
 
+  /** Namespaces that have any limit (the polls to wake when a task of an unknown namespace ends). */
+  limitedNamespaces(): string[] {
+    this.refreshIfOld();
+    return [...this.limited];
+  }
+
   /** Reloads the book now. */
   async refresh(): Promise<void> {
     if (this.loading) return this.loading;

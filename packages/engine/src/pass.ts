@@ -1,18 +1,19 @@
-import { randomUUID } from 'node:crypto';
-import { type Action, type RunEvent, taskKey } from '@weft/core';
+import { type Action, taskKey, type Workflow } from '@weft/core';
 import { type Cascader, noCascade } from './cascade.js';
 import type { EngineContext } from './context.js';
 import type { Dispatcher } from './dispatcher.js';
+import { fault, isArmed } from './faults.js';
+import { type EagerSlot, type Gating, TaskHandOver } from './hand-over.js';
 import { uuidv7 } from './ids.js';
+import { effectRow, finishRows } from './outbox/writes.js';
 import { offloadWrites } from './payloads/offload-writes.js';
 import type { PayloadStore } from './payloads/payload-store.js';
-import type { Pollers, Reservation } from './pollers.js';
+import type { Pollers } from './pollers.js';
 import {
   emptyWriteSet,
   type LeasedTask,
   type LockedRun,
   type NewTaskRow,
-  type QueueRow,
   type RunUpdateRow,
   type TaskUpdateRow,
   type WriteSet,
@@ -21,28 +22,12 @@ import type { EngineStats } from './stats.js';
 import type { StoreTx, Wakeup } from './store.js';
 import type { Wakeups } from './wakeups.js';
 
+export type { EagerSlot, Gating } from './hand-over.js';
+
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 const identity = (a: { nodeId: string; iteration: string; attempt: number }) =>
   `${a.nodeId}\u0000${a.iteration}\u0000${a.attempt}`;
-
-/** A worker's free capacity offered to a pass: tasks it decides may go straight to that worker. */
-export interface EagerSlot {
-  readonly worker: string;
-  readonly namespace: string;
-  readonly taskTypes: ReadonlySet<string>;
-  readonly max: number;
-  readonly leaseMs: number;
-}
-
-/**
- * What a pass needs to know about limits: the gates a node's tasks take (from its definition), and which
- * task types are capped. A gated task always goes through the queue, whose lease path counts it.
- */
-export interface Gating {
-  gatesOf(run: LockedRun, nodeId: string): Readonly<Record<string, number>> | null;
-  isCapped(namespace: string, taskType: string): boolean;
-}
 
 /**
  * One transaction's worth of decisions, turned into writes. Collects the actions of every run decided in
@@ -51,22 +36,10 @@ export interface Gating {
  */
 export class Pass {
   readonly writes: WriteSet = emptyWriteSet();
-  readonly leased: LeasedTask[] = [];
-  private readonly toDispatch: QueueRow[] = [];
   private readonly runUpdates = new Map<string, RunUpdateRow>();
   private readonly requested = new Set<string>();
   private readonly seqs = new Map<string, number>();
-  private readonly wakeTypes = new Map<string, Set<string>>();
-
-  private readonly reservations: Reservation[] = [];
-  /** Tasks handed to waiting polls by this pass (known after commit). */
-  handedOver = 0;
-
-  /**
-   * The highest queued priority per task type of the eager slot, when known: a task of lower priority
-   * goes to the queue instead of straight to the worker, so queued tasks of higher priority go first.
-   */
-  priorityFloor: ReadonlyMap<string, number> | null = null;
+  private readonly handOver: TaskHandOver;
 
   /**
    * `eager` is the reporting worker's free capacity, if any; `pollers` are the polls waiting in this
@@ -74,18 +47,43 @@ export class Pass {
    */
   constructor(
     private readonly dispatcher: Dispatcher,
-    private readonly eager: EagerSlot | null = null,
-    private readonly pollers: {
+    eager: EagerSlot | null = null,
+    pollers: {
       readonly pollers: Pollers;
       readonly leaseMs: number;
       readonly stats?: EngineStats;
     } | null = null,
     private readonly cascader: Cascader = noCascade,
     private readonly services: { readonly gating: Gating; readonly payloads: PayloadStore } | null = null,
-  ) {}
+  ) {
+    this.handOver = new TaskHandOver(eager, pollers, services?.gating ?? null);
+  }
 
-  /** Turns one run's actions into writes. `ids` maps loaded node instances to their task row ids. */
-  addActions(run: LockedRun, actions: readonly Action[], loadedIds: ReadonlyMap<string, string>): void {
+  /** Tasks leased to the reporting worker by this pass. */
+  get leased(): LeasedTask[] {
+    return this.handOver.leased;
+  }
+
+  /** Tasks handed to waiting polls by this pass (known after commit). */
+  get handedOver(): number {
+    return this.handOver.handedOver;
+  }
+
+  /** The highest queued priority per task type of the eager slot (see TaskHandOver). */
+  set priorityFloor(floor: ReadonlyMap<string, number> | null) {
+    this.handOver.priorityFloor = floor;
+  }
+
+  /**
+   * Turns one run's actions into writes. `ids` maps loaded node instances to their task row ids;
+   * `workflow` is the run's definition (for its status callback).
+   */
+  addActions(
+    run: LockedRun,
+    actions: readonly Action[],
+    loadedIds: ReadonlyMap<string, string>,
+    workflow?: Workflow,
+  ): void {
     let seq = this.seqs.get(run.id) ?? run.lastSeq;
     // Ids of rows loaded for the decision, and of rows this pass creates (a join created and then fired
     // by two events of one pass is updated by id like any other).
@@ -119,14 +117,16 @@ export class Pass {
           };
           w.newTasks.push(row);
           touched.set(identity(action), { kind: 'new', row });
-          if (action.status === 'queued' && action.dispatch) this.dispatchRow(run, row, id, action.dispatch);
+          if (action.status === 'queued' && action.dispatch)
+            this.handOver.dispatchRow(run, row, id, action.dispatch);
           break;
         }
         case 'update_task': {
           // One statement updates each row at most once, so several changes to one attempt in a pass
           // are merged into a single row (into its insert, if this pass creates it).
           const id = ids.get(taskKey(action.nodeId, action.iteration));
-          const dispatch = action.status === 'queued' ? (action.dispatch ?? null) : null;
+          const dispatch =
+            action.status === 'queued' || action.status === 'running' ? (action.dispatch ?? null) : null;
           const prev = touched.get(identity(action));
           const row: Mutable<NewTaskRow> | Mutable<TaskUpdateRow> =
             prev?.row ??
@@ -153,8 +153,20 @@ export class Pass {
             row.taskType = dispatch.taskType;
             row.priority = dispatch.priority;
             row.timeoutMs = dispatch.timeoutMs;
-            if (id) this.dispatchRow(run, row, id, dispatch);
+            if (id && action.status === 'queued') this.handOver.dispatchRow(run, row, id, dispatch);
           }
+          break;
+        }
+        case 'effect': {
+          // The row is tied to its attempt's task row: if that insert is absorbed, the effect goes too.
+          const taskId = action.task
+            ? (ids.get(taskKey(action.task.nodeId, action.task.iteration)) ?? null)
+            : null;
+          if (action.effect.kind === 'start_run' && action.task) {
+            const row = touched.get(identity(action.task))?.row;
+            if (row) row.childRunId = action.effect.runId;
+          }
+          w.outbox.push(effectRow(run, action.effect, taskId));
           break;
         }
         case 'set_timer':
@@ -167,9 +179,9 @@ export class Pass {
           break;
         case 'cancel_open_work':
           w.cancelOpenWork.push({ runId: run.id, reason: action.reason, mode: action.mode ?? 'cancel' });
-          this.withdrawHandOvers(run.id);
+          this.handOver.withdraw(run.id);
           break;
-        case 'finish_run':
+        case 'finish_run': {
           this.updateRun(run.id, {
             status: action.status,
             output: action.output,
@@ -177,7 +189,11 @@ export class Pass {
             finished: true,
             reopened: false,
           });
+          const announce = finishRows(run, action.status, action.output, action.error, workflow);
+          w.inboxAppend.push(...announce.inbox);
+          w.outbox.push(...announce.outbox);
           break;
+        }
         case 'set_run_status':
           this.updateRun(run.id, {
             status: action.status,
@@ -187,7 +203,13 @@ export class Pass {
         case 'dispatch_task': {
           const id = ids.get(taskKey(action.nodeId, action.iteration));
           if (id)
-            this.queue(run, id, action.dispatch, this.services?.gating.gatesOf(run, action.nodeId) ?? null);
+            this.handOver.queue(
+              run,
+              id,
+              action.attempt,
+              action.dispatch,
+              this.handOver.gatesOf(run, action.nodeId),
+            );
           break;
         }
         case 'request_decision':
@@ -269,34 +291,29 @@ export class Pass {
    * them. A run whose task insert was absorbed is asked for another decision by the insert itself (seed
    * 001: one extra pass sees the true state); its task is taken out of what the workers get.
    */
-  async finish(tx: StoreTx): Promise<void> {
+  async finish(tx: StoreTx, options: { readonly commit?: boolean } = {}): Promise<void> {
     this.writes.runUpdates.push(...this.runUpdates.values());
     this.writes.decisionRequests.push(...this.requested);
-    this.dispatcher.enqueue(this.writes, this.toDispatch);
+    this.handOver.enqueue(this.dispatcher, this.writes);
     // Before the write, which commits: the cascade's writes belong to this transaction.
     if (this.writes.cancelOpenWork.length > 0)
       await this.cascader.stop(tx, this.writes, this.writes.cancelOpenWork);
+    // Large values go to the blob store before the write; outbox rows keep theirs (see offloadWrites).
     if (this.services) await offloadWrites(this.services.payloads, this.writes);
-    const { absorbed } = await tx.write(this.writes, { commit: true });
+    // Without `commit` (the relay marks its rows after this) or with the test fault point armed, the
+    // writes are sent and the transaction is left open; the caller's transaction commits it.
+    const hold = options.commit === false || isArmed('pass.after-write');
+    const { absorbed } = await tx.write(this.writes, { commit: !hold });
+    if (hold) await fault('pass.after-write');
     if (absorbed.length === 0) return;
     const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
-    for (let i = this.leased.length - 1; i >= 0; i--) {
-      const t = this.leased[i]!;
-      if (gone.has(`${t.runId}/${taskKey(t.nodeId, t.iteration)}/${t.attempt}`)) this.leased.splice(i, 1);
-    }
-    for (const r of this.reservations) {
-      const t = r.filled;
-      if (t && gone.has(`${t.runId}/${taskKey(t.nodeId, t.iteration)}/${t.attempt}`)) r.clear();
-    }
+    this.handOver.dropAbsorbed(gone);
     for (const a of absorbed) this.requested.add(a.runId);
   }
 
   /** Once the transaction has committed: answers polls that were handed tasks, wakes the others. */
   afterCommit(wakeups: Wakeups): void {
-    this.handedOver = this.reservations.filter((r) => r.filled !== null).length;
-    if (this.pollers?.stats) this.pollers.stats.leasedByHandover += this.handedOver;
-    for (const r of this.reservations) r.deliver();
-    this.reservations.length = 0;
+    this.handOver.deliver();
     wakeups.announce(this.wakeups());
     if (this.writes.history.length > 0)
       wakeups.history.notify(new Set(this.writes.history.map((h) => h.runId)));
@@ -304,8 +321,7 @@ export class Pass {
 
   /** When the transaction did not commit: gives back the poll slots this pass reserved. */
   release(): void {
-    for (const r of this.reservations) r.release();
-    this.reservations.length = 0;
+    this.handOver.release();
   }
 
   /** True when the pass asked for more decisions, which a background loop should pick up. */
@@ -314,124 +330,14 @@ export class Pass {
   }
 
   private wakeups(): Wakeup[] {
-    const out: Wakeup[] = [...this.wakeTypes].map(([namespace, types]) => ({
-      kind: 'tasks',
-      namespace,
-      taskTypes: [...types],
-    }));
+    const out: Wakeup[] = this.handOver.wakeups();
     if (this.requested.size > 0) out.push({ kind: 'decisions' });
+    if (this.writes.outbox.length > 0) out.push({ kind: 'outbox' });
     return out;
-  }
-
-  /**
-   * The run's open work is being cancelled in this pass: tasks this pass handed straight to a worker are
-   * cancelled with it, so the worker must not get them (it would run a task of a stopped run).
-   */
-  private withdrawHandOvers(runId: string): void {
-    for (let i = this.leased.length - 1; i >= 0; i--)
-      if (this.leased[i]!.runId === runId) this.leased.splice(i, 1);
-    for (const r of this.reservations) if (r.filled?.runId === runId) r.clear();
   }
 
   private updateRun(runId: string, change: Omit<RunUpdateRow, 'runId'>): void {
     this.runUpdates.set(runId, { ...this.runUpdates.get(runId), ...change, runId });
-  }
-
-  /** A row that became queued goes straight to the reporting worker if it has room, else on the queue. */
-  private dispatchRow(
-    run: LockedRun,
-    row: Mutable<NewTaskRow> | Mutable<TaskUpdateRow>,
-    id: string,
-    dispatch: { taskType: string; priority: number; timeoutMs: number | null },
-  ): void {
-    const gating = this.services?.gating;
-    const gates = gating?.gatesOf(run, row.nodeId) ?? null;
-    // A task under a limit is never handed over directly: only the lease path counts it against the limit.
-    const gated = gates !== null || (gating?.isCapped(run.namespace, dispatch.taskType) ?? false);
-    const behind = (this.priorityFloor?.get(dispatch.taskType) ?? dispatch.priority) > dispatch.priority;
-    const lease =
-      gated || behind
-        ? null
-        : this.offer(run, id, row.nodeId, row.iteration, row.attempt, dispatch, row.input ?? null);
-    if (lease) {
-      row.status = 'running';
-      row.lease = lease;
-    } else {
-      this.queue(run, id, dispatch, gates);
-    }
-  }
-
-  private queue(
-    run: LockedRun,
-    taskId: string,
-    dispatch: { taskType: string; priority: number },
-    gates: Readonly<Record<string, number>> | null,
-  ): void {
-    this.toDispatch.push({
-      taskId,
-      runId: run.id,
-      namespace: run.namespace,
-      taskType: dispatch.taskType,
-      priority: dispatch.priority,
-      delayMs: 0,
-      ...(gates ? { gates } : {}),
-    });
-    let types = this.wakeTypes.get(run.namespace);
-    if (!types) {
-      types = new Set();
-      this.wakeTypes.set(run.namespace, types);
-    }
-    types.add(dispatch.taskType);
-  }
-
-  /**
-   * Gives a task straight to a worker: the one whose report this pass handles, if it has room and the
-   * type, else a poll waiting in this process. Returns the lease to write with the task, or null.
-   */
-  private offer(
-    run: LockedRun,
-    id: string,
-    nodeId: string,
-    iteration: string,
-    attempt: number,
-    dispatch: { taskType: string; timeoutMs: number | null },
-    input: LeasedTask['input'],
-  ): { worker: string; token: string; leaseMs: number } | null {
-    const slot = this.eager;
-    const eager =
-      slot !== null &&
-      this.leased.length < slot.max &&
-      slot.namespace === run.namespace &&
-      slot.taskTypes.has(dispatch.taskType);
-    const reservation = eager
-      ? null
-      : (this.pollers?.pollers.reserve(run.namespace, dispatch.taskType) ?? null);
-    if (!eager && !reservation) return null;
-    const worker = eager ? slot!.worker : reservation!.worker;
-    const leaseMs = eager ? slot!.leaseMs : this.pollers!.leaseMs;
-    const token = randomUUID();
-    const now = run.now.getTime();
-    const deadline = dispatch.timeoutMs === null ? null : now + dispatch.timeoutMs;
-    const task: LeasedTask = {
-      id,
-      runId: run.id,
-      nodeId,
-      iteration,
-      attempt,
-      taskType: dispatch.taskType,
-      input,
-      leaseToken: token,
-      leaseExpiresAt: new Date(Math.min(now + leaseMs, deadline ?? Number.POSITIVE_INFINITY)),
-      deadlineAt: deadline === null ? null : new Date(deadline),
-      definitionName: run.definitionName,
-    };
-    if (reservation) {
-      reservation.fill(task);
-      this.reservations.push(reservation);
-    } else {
-      this.leased.push(task);
-    }
-    return { worker, token, leaseMs };
   }
 }
 

@@ -1,5 +1,20 @@
 import type { LeasedTask } from './records.js';
 
+/** A poll for this namespace takes tasks of every namespace (the server's own system-task runner). */
+export const ANY_NAMESPACE = '*';
+
+function sameNamespace(polled: string, task: string): boolean {
+  return polled === task || polled === ANY_NAMESPACE;
+}
+
+/**
+ * The namespace to check tasks against in a store operation: none for `ANY_NAMESPACE`, whose reports and
+ * heartbeats (the server's own runner) may name tasks of any namespace.
+ */
+export function namespaceScope(namespace: string): string | undefined {
+  return namespace === ANY_NAMESPACE ? undefined : namespace;
+}
+
 /** Why a waiting poll woke: tasks were handed to it, or something may be on the queue. */
 export type PollWake = 'tasks' | 'look';
 
@@ -96,7 +111,7 @@ export class Pollers {
   reserve(namespace: string, taskType: string): Reservation | null {
     for (const entry of this.waiting) {
       if (entry.paused || entry.closing || entry.woken === 'look') continue;
-      if (entry.namespace !== namespace || !entry.types.has(taskType)) continue;
+      if (!sameNamespace(entry.namespace, namespace) || !entry.types.has(taskType)) continue;
       if (entry.reserved + entry.handed.length >= entry.max || entry.signal?.aborted) continue;
       entry.reserved++;
       // Move it to the back: the next task goes to the next poll.
@@ -110,7 +125,8 @@ export class Pollers {
   /** Tells polls waiting for these types that the queue may have something for them. */
   wake(namespace: string, taskTypes: readonly string[]): void {
     for (const entry of this.waiting) {
-      if (entry.namespace !== namespace || entry.reserved > 0 || entry.handed.length > 0) continue;
+      if (!sameNamespace(entry.namespace, namespace) || entry.reserved > 0 || entry.handed.length > 0)
+        continue;
       if (taskTypes.some((t) => entry.types.has(t))) entry.wake('look');
     }
   }
@@ -118,7 +134,8 @@ export class Pollers {
   /** Tells every poll waiting in the namespace to look at the queue again (room was freed under a limit). */
   wakeAll(namespace: string): void {
     for (const entry of this.waiting) {
-      if (entry.namespace !== namespace || entry.reserved > 0 || entry.handed.length > 0) continue;
+      if (!sameNamespace(entry.namespace, namespace) || entry.reserved > 0 || entry.handed.length > 0)
+        continue;
       entry.wake('look');
     }
   }

@@ -12,6 +12,7 @@ import type {
   TimerPurpose,
 } from '@weft/core';
 import type { HumanTaskState, NewHumanTaskRow } from './human-records.js';
+import type { OutboxWrite } from './outbox/types.js';
 
 /** A deployed definition version. */
 export interface DefinitionRecord {
@@ -40,6 +41,17 @@ export interface RunRecord {
   readonly sinksDone: number;
   readonly createdAt: Date;
   readonly finishedAt: Date | null;
+  /** The attempt that started this run, for runs started by a `sub_workflow` or `start_workflow` node. */
+  readonly parent?: RunParent | null;
+}
+
+/** Which attempt of which node started a run. A `detached` run (fire and forget) does not report back. */
+export interface RunParent {
+  readonly runId: string;
+  readonly nodeId: string;
+  readonly iteration: string;
+  readonly attempt: number;
+  readonly detached: boolean;
 }
 
 /** A run locked for a decision: the row, the last history sequence number and the transaction's time. */
@@ -69,6 +81,8 @@ export interface TaskRecord {
   readonly createdAt: Date;
   readonly startedAt: Date | null;
   readonly finishedAt: Date | null;
+  /** The run a `sub_workflow` or `start_workflow` attempt started. */
+  readonly childRunId?: string | null;
 }
 
 /** One event in a run's history. `seq` is gap-free and strictly increasing per run. */
@@ -122,6 +136,8 @@ export interface NewTaskRow {
   readonly error: TaskError | null;
   readonly arrivals: readonly Arrival[];
   readonly lease: { readonly worker: string; readonly token: string; readonly leaseMs: number } | null;
+  /** The run this attempt starts (sub-workflow and start-workflow nodes): what a cancel cascades to. */
+  readonly childRunId?: string | null;
 }
 
 /** A change to an existing attempt, applied only while it is still in `expect` status. */
@@ -141,18 +157,26 @@ export interface TaskUpdateRow {
   readonly priority?: number;
   readonly timeoutMs?: number | null;
   readonly lease?: { readonly worker: string; readonly token: string; readonly leaseMs: number } | null;
+  readonly childRunId?: string | null;
 }
 
 /** A task to put on the queue. */
 export interface QueueRow {
   readonly taskId: string;
   readonly runId: string;
+  readonly attempt: number;
   readonly namespace: string;
   readonly taskType: string;
   readonly priority: number;
   readonly delayMs: number;
   /** What the task takes from limits besides its type's cap (`{"semaphore:x": 1}`); null or absent: none. */
   readonly gates?: Readonly<Record<string, number>> | null;
+  /**
+   * True when the task type had a concurrency cap as the server's limit book last saw it. With `gates`, it
+   * tells a dispatcher other than the table that the task must stay on the table queue, whose gated lease
+   * path is the only one that counts limits.
+   */
+  readonly capped?: boolean;
 }
 
 /** A worker's report on an attempt it holds. */
@@ -254,6 +278,17 @@ export interface WriteSet {
     readonly taskId: string;
     readonly state: HumanTaskState;
   }[];
+  /** Outbound effects, delivered by the relay after commit (seed 000: the transactional outbox). */
+  readonly outbox: OutboxWrite[];
+  /**
+   * Runs being stopped whose child runs must stop too: each unfinished attempt that started a child gets
+   * a `cancel_run` outbox row (terminate with `mode` terminate), written before the attempts are cancelled.
+   */
+  readonly stopChildren: {
+    readonly runId: string;
+    readonly reason: string;
+    readonly mode: 'cancel' | 'terminate';
+  }[];
 }
 
 /** An empty write set. */
@@ -272,5 +307,7 @@ export function emptyWriteSet(): WriteSet {
     mailboxes: [],
     humanTasks: [],
     humanTaskCloses: [],
+    outbox: [],
+    stopChildren: [],
   };
 }

@@ -2,12 +2,20 @@ import type { Definition, Json, Mailbox, RunEvent, RunStatus, TaskState } from '
 import type { HumanTaskRecord, InboxFilter } from './human-records.js';
 import type { LimitRecord, LimitUsage } from './limits.js';
 import type {
+  DeadLetterFilter,
+  OutboxOutcome,
+  OutboxRetryPolicy,
+  OutboxRow,
+  ReplaySelection,
+} from './outbox/types.js';
+import type {
   DefinitionRecord,
   HistoryRecord,
   InboxItem,
   LeasedTask,
   LockedRun,
   ReportVerdict,
+  RunParent,
   RunRecord,
   TaskRecord,
   TaskReport,
@@ -20,6 +28,8 @@ export type Wakeup =
   | { readonly kind: 'tasks'; readonly namespace: string; readonly taskTypes: readonly string[] }
   | { readonly kind: 'decisions' }
   | { readonly kind: 'timers' }
+  /** Outbox rows were written: relays look now. */
+  | { readonly kind: 'outbox' }
   /** A limit changed: reload the limit book. */
   | { readonly kind: 'limits' }
   /** Capacity under a limit of the namespace was freed: every poll there looks again. */
@@ -52,6 +62,10 @@ export interface NewRun {
   readonly input: Json;
   /** The start's idempotency key: the run is inserted only if this transaction won the key. */
   readonly idempotencyKey?: string;
+  /** Set for a run started by a node of another run. */
+  readonly parent?: RunParent;
+  /** The idempotency key of a start by a node: one run per key (see `childStartKey`). */
+  readonly startKey?: string;
 }
 
 /** An idempotency key and the run it started. */
@@ -141,6 +155,10 @@ export interface Store {
   dueTimers(limit: number): Promise<{ id: string; runId: string }[]>;
   /** Running tasks whose lease or deadline has passed (advisory, no locks). */
   expiredLeases(limit: number): Promise<{ taskId: string; runId: string }[]>;
+  /** Destinations that have outbox rows due for delivery (advisory, no locks). */
+  outboxDestinations(): Promise<string[]>;
+  /** Dead-lettered outbox rows, newest first. */
+  listDeadLetters(filter: DeadLetterFilter): Promise<Page<OutboxRow>>;
   /** The database's current time. */
   now(): Promise<Date>;
 
@@ -290,11 +308,15 @@ export interface StoreTx {
    * a task refused stays on the queue, free for the next lease.
    */
   leaseTasks(request: LeaseRequest): Promise<LeaseOutcome>;
-  /** Leases specific tasks (named by a queue message outside PostgreSQL). */
+  /**
+   * Leases specific tasks (named by a queue message outside PostgreSQL). A named task of a capped task
+   * type is not leased but moved to the table queue, where the gated path counts it; the types moved come
+   * back so that polls waiting for them can be woken.
+   */
   leaseTasksById(
     request: LeaseRequest,
     tasks: readonly { runId: string; taskId: string; attempt: number }[],
-  ): Promise<LeasedTask[]>;
+  ): Promise<{ tasks: LeasedTask[]; moved: { namespace: string; taskType: string }[] }>;
   /** Extends leases; returns the ids that are still held (the rest are refused). */
   renewLeases(
     tasks: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
@@ -305,6 +327,35 @@ export interface StoreTx {
   expireLeases(tasks: readonly { runId: string; taskId: string }[]): Promise<ExpiredTask[]>;
   /** Deletes due timers (skipping rows others hold) and returns them. */
   takeTimers(ids: readonly { id: string; runId: string }[]): Promise<{ runId: string; event: RunEvent }[]>;
+
+  /**
+   * Claims due outbox rows of one destination for delivery (`FOR UPDATE SKIP LOCKED`): the caller
+   * delivers them and settles them in this same transaction, so a crash in between redelivers them.
+   */
+  claimOutbox(destination: string, limit: number): Promise<OutboxRow[]>;
+  /** Marks rows: delivered ones are deleted, failed ones back off, and past the limit become dead letters. */
+  settleOutbox(outcomes: readonly OutboxOutcome[], policy: OutboxRetryPolicy): Promise<void>;
+  /** Puts dead letters back for delivery, with their attempts reset; returns how many. */
+  replayDeadLetters(selection: ReplaySelection): Promise<number>;
+  /** Which of these runs exist. */
+  existingRuns(ids: readonly string[]): Promise<string[]>;
+  /** Which of these attempts are still queued (their task message is still worth sending). */
+  queuedTasks(
+    tasks: readonly { runId: string; taskId: string; attempt: number }[],
+  ): Promise<{ runId: string; taskId: string; attempt: number }[]>;
+  /**
+   * Locks the given attempts (`FOR SHARE`) and says which are still running, so that starting their
+   * children and ending the attempts are serialised: a child is never started for an attempt that was
+   * cancelled or timed out, and a cancel that follows a start sees the child to cascade to.
+   */
+  lockParentTasks(
+    attempts: readonly { runId: string; nodeId: string; iteration: string; attempt: number }[],
+  ): Promise<{ runId: string; nodeId: string; iteration: string; attempt: number; running: boolean }[]>;
+  /**
+   * Inserts runs started by nodes, deduplicated on their start keys (a redelivered or replayed start is
+   * absorbed); returns the runs inserted now, locked.
+   */
+  insertChildRuns(runs: readonly NewRun[]): Promise<LockedRun[]>;
 
   /**
    * Writes everything a pass decided; with `commit`, commits in the same round trip and ends the

@@ -2,6 +2,7 @@ import { type RunEvent, WeftError } from '@weft/core';
 import type { EngineContext } from './context.js';
 import { fault } from './faults.js';
 import { type EagerSlot, inPass } from './pass.js';
+import { ANY_NAMESPACE, namespaceScope } from './pollers.js';
 import type { LeasedTask, ReportVerdict, TaskReport } from './records.js';
 
 /** A worker's request for tasks. */
@@ -158,9 +159,17 @@ export class TaskService {
       // the decision to the background decider, which backs off and shows the error.
       out = await this.applyReports(offloaded, null, false);
     }
-    // A finished task may have freed room under a limit that tasks of other types wait for.
-    if (this.ctx.limits.hasLimits(request.namespace) && out.verdicts.some((v) => v.accepted))
-      this.ctx.wakeups.announce([{ kind: 'gates', namespace: request.namespace }]);
+    // A finished task may have freed room under a limit that tasks of other types wait for. The server's
+    // own runner reports tasks of any namespace: it wakes the polls of every namespace with limits.
+    if (out.verdicts.some((v) => v.accepted)) {
+      const namespaces =
+        request.namespace === ANY_NAMESPACE
+          ? this.ctx.limits.limitedNamespaces()
+          : this.ctx.limits.hasLimits(request.namespace)
+            ? [request.namespace]
+            : [];
+      this.ctx.wakeups.announce(namespaces.map((namespace) => ({ kind: 'gates', namespace })));
+    }
     return { verdicts: out.verdicts, leased: await this.resolveInputs(out.leased) };
   }
 
@@ -183,7 +192,7 @@ export class TaskService {
     const { result: verdicts, pass } = await inPass(this.ctx, eager, async (tx, pass) => {
       if (!inline) {
         await tx.requestDecisions(runIds, 'task report');
-        const verdicts = await tx.finishTasks(request.reports, request.namespace);
+        const verdicts = await tx.finishTasks(request.reports, namespaceScope(request.namespace));
         for (const [runId, list] of eventsByRun(request, verdicts)) {
           pass.writes.inboxAppend.push(...list.map((event) => ({ runId, event })));
         }
@@ -197,7 +206,7 @@ export class TaskService {
       // definition: runs this server has seen are known; for others the reads wait for the lock.
       const locking = tx.lockRuns(runIds, 'wait');
       const claiming = tx.claimDecisions(runIds);
-      const finishing = tx.finishTasks(request.reports, request.namespace);
+      const finishing = tx.finishTasks(request.reports, namespaceScope(request.namespace));
       // Tasks queued with a higher priority go before the worker's next task (read in the same round trip).
       const floor = eager ? tx.queuedPriorities(eager.namespace, [...eager.taskTypes]) : null;
       const known = runIds.every((id) => this.ctx.runs.definitionOf(id) !== undefined);
@@ -241,6 +250,40 @@ export class TaskService {
     return { verdicts, leased: pass.leased };
   }
 
+  /**
+   * Leases tasks named by messages from a queue outside PostgreSQL (the Redis dispatcher). Only tasks
+   * still queued at the named attempt are leased, with a fresh fencing token, in one statement: a
+   * duplicate or stale message leases nothing (test: "duplicate and stale task messages are harmless").
+   * Tasks under limits are never leased here: the dispatcher keeps them on the table queue, and a task of a
+   * type capped since it was announced is moved there (polls waiting for its type are woken).
+   */
+  async leaseById(request: {
+    readonly namespace: string;
+    readonly worker: string;
+    readonly taskTypes: readonly string[];
+    readonly tasks: readonly { runId: string; taskId: string; attempt: number }[];
+  }): Promise<LeasedTask[]> {
+    checkTypes(request.taskTypes);
+    if (request.tasks.length === 0) return [];
+    const { tasks, moved } = await this.ctx.store.transaction((tx) =>
+      tx.leaseTasksById(
+        {
+          namespace: request.namespace,
+          taskTypes: request.taskTypes,
+          max: request.tasks.length,
+          worker: request.worker,
+          leaseMs: this.ctx.config.leaseMs,
+        },
+        request.tasks,
+      ),
+    );
+    if (moved.length > 0)
+      this.ctx.wakeups.announce(
+        moved.map((m) => ({ kind: 'tasks', namespace: m.namespace, taskTypes: [m.taskType] })),
+      );
+    return this.resolveInputs(tasks);
+  }
+
   /** Renews leases; returns which are still held and which were lost (cancelled run, expired, taken over). */
   async heartbeat(
     namespace: string,
@@ -249,12 +292,13 @@ export class TaskService {
   ): Promise<{ held: string[]; lost: string[] }> {
     if (tasks.length === 0) return { held: [], lost: [] };
     const held = await this.ctx.store.transaction(async (tx) => {
-      const renewed = new Set(await tx.renewLeases(tasks, this.ctx.config.leaseMs, namespace));
+      const scope = namespaceScope(namespace);
+      const renewed = new Set(await tx.renewLeases(tasks, this.ctx.config.leaseMs, scope));
       const lost = tasks.filter((t) => !renewed.has(t.taskId));
       if (lost.length > 0) {
         // Record refused heartbeats in history through the inbox: a worker holds no run lock.
         await tx.requestDecisions([...new Set(lost.map((t) => t.runId))], 'refused heartbeat');
-        const why = new Map((await tx.explainRefusals(lost, namespace)).map((v) => [v.taskId, v]));
+        const why = new Map((await tx.explainRefusals(lost, scope)).map((v) => [v.taskId, v]));
         await tx.appendInbox(
           lost.flatMap((t) => {
             const v = why.get(t.taskId);

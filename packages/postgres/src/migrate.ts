@@ -31,7 +31,10 @@ const MIGRATION_LOCK = 0x77656674;
 /**
  * Applies pending migrations, each in its own transaction. Safe to run twice and from several processes
  * at once: each transaction takes an advisory lock and re-checks what is applied before running a file.
- * Returns the migrations it applied.
+ * A file counts as applied by its own id, never by comparison with the highest one applied: a migration
+ * numbered below one a database already has (work merged from a branch developed alongside, such as 0030
+ * after 0040-0044) is still applied, in number order with the other pending ones (test: "applies a
+ * missing lower-numbered migration to a database that has later ones"). Returns the migrations it applied.
  */
 export async function migrate(sql: Sql, onApplied?: (m: Migration) => void): Promise<Migration[]> {
   const migrations = await readMigrations();
@@ -56,7 +59,10 @@ export async function migrate(sql: Sql, onApplied?: (m: Migration) => void): Pro
   return applied;
 }
 
-/** The highest migration id the database has, or 0 for a fresh database. */
+/**
+ * The highest migration id the database has, or 0 for a fresh database. Not a completeness check: a
+ * database may lack a lower-numbered migration (see `migrate`), which only `migrate` looks for.
+ */
 export async function schemaVersion(sql: Sql): Promise<number> {
   // Two statements: a query naming weft.migrations fails to plan where the table does not exist yet.
   const [exists] = await sql<

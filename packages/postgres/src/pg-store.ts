@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Definition, Json, RunEvent } from '@weft/core';
 import type {
+  DeadLetterFilter,
   IdempotentRun,
   LeasedTask,
   LeaseOutcome,
@@ -9,6 +10,9 @@ import type {
   LoadedTask,
   MailboxStateKey,
   NewRun,
+  OutboxOutcome,
+  OutboxRetryPolicy,
+  ReplaySelection,
   StateKey,
   Store,
   StoreTx,
@@ -18,6 +22,7 @@ import type {
 } from '@weft/engine';
 import type { Sql } from 'postgres';
 import type { Db } from './db.js';
+import { existingRuns, insertChildRuns, lockParentTasks } from './ops/child-runs.js';
 import * as decideQueue from './ops/decide-queue.js';
 import * as definitions from './ops/definitions.js';
 import { expiredLeases, expireLeases } from './ops/expire-leases.js';
@@ -31,7 +36,9 @@ import { leaseTasks, leaseTasksById, renewLeases } from './ops/lease-tasks.js';
 import * as limits from './ops/limits.js';
 import { loadRunTasks, loadTasks, lockTasks } from './ops/load-tasks.js';
 import { loadMailboxes } from './ops/mailboxes.js';
+import * as outbox from './ops/outbox.js';
 import { queuedPriorities } from './ops/queue.js';
+import { queuedTasks } from './ops/queued-tasks.js';
 import * as quotas from './ops/quotas.js';
 import * as runs from './ops/runs.js';
 import * as schedules from './ops/schedules.js';
@@ -115,6 +122,8 @@ export class PgStore implements Store {
   listSchedules = (namespace: string) => schedules.listSchedules(this.sql, namespace);
   getSchedule = (namespace: string, name: string) => schedules.getSchedule(this.sql, namespace, name);
   dueSchedules = (limit: number) => schedules.dueSchedules(this.sql, limit);
+  outboxDestinations = () => outbox.outboxDestinations(this.sql);
+  listDeadLetters = (filter: DeadLetterFilter) => outbox.listDeadLetters(this.sql, filter);
 
   async now(): Promise<Date> {
     const [row] = await this.sql<{ now: Date }[]>`SELECT now() AS now`.execute();
@@ -301,5 +310,28 @@ class PgStoreTx implements StoreTx {
     const committing = this.tx`COMMIT`.execute();
     const [result] = await Promise.all([applying, committing]);
     return result;
+  }
+  claimOutbox(destination: string, limit: number) {
+    return outbox.claimOutbox(this.tx, destination, limit);
+  }
+  settleOutbox(outcomes: readonly OutboxOutcome[], policy: OutboxRetryPolicy) {
+    return outbox.settleOutbox(this.tx, outcomes, policy);
+  }
+  replayDeadLetters(selection: ReplaySelection) {
+    return outbox.replayDeadLetters(this.tx, selection);
+  }
+  existingRuns(ids: readonly string[]) {
+    return existingRuns(this.tx, ids);
+  }
+  queuedTasks(tasks: readonly { runId: string; taskId: string; attempt: number }[]) {
+    return queuedTasks(this.tx, tasks);
+  }
+  lockParentTasks(
+    attempts: readonly { runId: string; nodeId: string; iteration: string; attempt: number }[],
+  ) {
+    return lockParentTasks(this.tx, attempts);
+  }
+  insertChildRuns(rows: readonly NewRun[]) {
+    return insertChildRuns(this.tx, rows);
   }
 }

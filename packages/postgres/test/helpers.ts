@@ -1,5 +1,11 @@
 import type { Json } from '@weft/core';
-import { Engine, type EngineConfig, type LeasedTask, type TaskReport } from '@weft/engine';
+import {
+  Engine,
+  type EngineConfig,
+  type EngineOptions,
+  type LeasedTask,
+  type TaskReport,
+} from '@weft/engine';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 
@@ -12,12 +18,16 @@ export interface Harness {
 }
 
 /** Creates a test database and an engine on it (background loops running, fast polls). */
-export async function harness(config: Partial<EngineConfig> = {}): Promise<Harness> {
+export async function harness(
+  config: Partial<EngineConfig> = {},
+  options: Omit<EngineOptions, 'store' | 'config'> = {},
+): Promise<Harness> {
   const db = await createTestDatabase();
   const store = new PgStore(db.pool(10));
   const engine = new Engine({
     store,
-    config: { decidePollMs: 50, timerPollMs: 50, leasePollMs: 100, ...config },
+    config: { decidePollMs: 50, timerPollMs: 50, leasePollMs: 100, relayPollMs: 100, ...config },
+    ...options,
   });
   await engine.start();
   return {

@@ -4,6 +4,7 @@ import { installErrorHandler } from './errors.js';
 import { metricsRoute } from './metrics.js';
 import { bulkRoutes } from './routes/bulk.js';
 import { controlRoutes } from './routes/control.js';
+import { deadLetterRoutes } from './routes/dead-letters.js';
 import { definitionRoutes } from './routes/definitions.js';
 import { eventRoutes } from './routes/events.js';
 import { inboxRoutes } from './routes/inbox.js';
@@ -11,6 +12,7 @@ import { limitRoutes } from './routes/limits.js';
 import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes, sweeperRoutes } from './routes/schedules.js';
 import { signalRoutes } from './routes/signals.js';
+import { type DispatchInfo, taskDispatchRoutes } from './routes/task-dispatch.js';
 import { taskRoutes } from './routes/tasks.js';
 import { scopeRunRoutes } from './run-scope.js';
 
@@ -21,6 +23,8 @@ export interface AppOptions {
   readonly logger?: FastifyBaseLogger;
   /** How often a live history stream looks for events written by other servers (default 500 ms). */
   readonly historyPollMs?: number;
+  /** How tasks reach workers (told to workers by `GET /v1/tasks/dispatch`); the table queue by default. */
+  readonly dispatch?: DispatchInfo;
 }
 
 /** Weft's HTTP API: definitions, runs, history and the worker protocol, as JSON. */
@@ -56,5 +60,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   inboxRoutes(app, options.engine);
   scheduleRoutes(app, options.engine);
   sweeperRoutes(app, options.engine);
+  taskDispatchRoutes(app, options.engine, options.dispatch ?? { kind: 'table' });
+  deadLetterRoutes(app, options.engine);
   return app;
 }

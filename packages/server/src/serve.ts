@@ -1,8 +1,16 @@
-import { type BlobStore, Engine, type EngineConfig } from '@weft/engine';
+import {
+  DEFAULT_TASK_STREAM_PREFIX,
+  redisTaskDestination,
+  type SinkConfig,
+  sinkDestinations,
+} from '@weft/connectors';
+import { WeftError } from '@weft/core';
+import { type BlobStore, type Dispatcher, Engine, type EngineConfig, outboxDispatcher } from '@weft/engine';
 import { connect, migrate, PgStore } from '@weft/postgres';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
+import type { DispatchInfo } from './routes/task-dispatch.js';
 
 /** How to run a server. */
 export interface ServeOptions {
@@ -19,6 +27,14 @@ export interface ServeOptions {
   readonly logLevel?: string;
   /** Where large payloads go (a folder `.weft/blobs` by default). */
   readonly blobs?: BlobStore;
+  /** Sinks that `event` nodes and status callbacks can name. */
+  readonly sinks?: readonly SinkConfig[];
+  /** How tasks reach workers: the queue table (default) or Redis streams fed by the outbox. */
+  readonly dispatcher?: 'table' | 'redis';
+  /** Redis, for the Redis dispatcher. */
+  readonly redisUrl?: string;
+  /** Signs status callbacks sent to URLs (`x-weft-signature`). */
+  readonly webhookSecret?: string;
 }
 
 /** A running server. */
@@ -41,14 +57,32 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     await sql.end();
     throw e;
   }
+  const destinations = sinkDestinations(options.sinks ?? []);
+  let dispatcher: Dispatcher | undefined;
+  let dispatch: DispatchInfo = { kind: 'table' };
+  if (options.dispatcher === 'redis') {
+    if (!options.redisUrl) {
+      await sql.end();
+      throw new WeftError(
+        'bad_config',
+        'the Redis dispatcher needs a Redis URL: set REDIS_URL or pass --redis-url',
+      );
+    }
+    destinations.push(redisTaskDestination({ url: options.redisUrl, prefix: DEFAULT_TASK_STREAM_PREFIX }));
+    dispatcher = outboxDispatcher('redis');
+    dispatch = { kind: 'redis', streamPrefix: DEFAULT_TASK_STREAM_PREFIX };
+  }
   const store = new PgStore(sql);
   const engine = new Engine({
     store,
+    destinations,
+    ...(dispatcher ? { dispatcher } : {}),
+    ...(options.webhookSecret ? { webhookSecret: options.webhookSecret } : {}),
     ...(options.engine ? { config: options.engine } : {}),
     ...(options.blobs ? { blobs: options.blobs } : {}),
     logger,
   });
-  const app = buildApp({ engine, logger });
+  const app = buildApp({ engine, logger, dispatch });
   await engine.start();
   const address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
   return {
@@ -59,6 +93,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     async close() {
       await app.close();
       await engine.stop();
+      await Promise.allSettled(destinations.map((d) => d.close?.()));
       await store.close();
     },
   };

@@ -1,4 +1,4 @@
-import type { HistoryRecord, LeasedTask, RunRecord, TaskRecord } from '@weft/engine';
+import type { HistoryRecord, LeasedTask, OutboxRow, RunRecord, TaskRecord } from '@weft/engine';
 
 /** The HTTP API speaks snake_case JSON; these turn records into what it sends. */
 
@@ -15,6 +15,15 @@ export function runJson(run: RunRecord) {
     error: run.error,
     created_at: run.createdAt.toISOString(),
     finished_at: run.finishedAt?.toISOString() ?? null,
+    parent: run.parent
+      ? {
+          run_id: run.parent.runId,
+          node_id: run.parent.nodeId,
+          iteration: run.parent.iteration,
+          attempt: run.parent.attempt,
+          detached: run.parent.detached,
+        }
+      : null,
   };
 }
 
@@ -36,6 +45,7 @@ export function taskJson(task: TaskRecord) {
     finished_at: task.finishedAt?.toISOString() ?? null,
     lease_expires_at: task.leaseExpiresAt?.toISOString() ?? null,
     deadline_at: task.deadlineAt?.toISOString() ?? null,
+    child_run_id: task.childRunId ?? null,
   };
 }
 
@@ -66,5 +76,22 @@ export function leasedJson(task: LeasedTask) {
     lease_token: task.leaseToken,
     lease_expires_at: task.leaseExpiresAt.toISOString(),
     deadline_at: task.deadlineAt?.toISOString() ?? null,
+  };
+}
+
+/** A dead-lettered outbox message as the API shows it. */
+export function deadLetterJson(row: OutboxRow) {
+  return {
+    id: row.id,
+    destination: row.destination,
+    kind: row.payload.kind,
+    message_id: row.messageId,
+    run_id: row.runId,
+    task_id: row.taskId,
+    attempts: row.attempts,
+    last_error: row.lastError,
+    created_at: row.createdAt.toISOString(),
+    dead_at: row.deadAt?.toISOString() ?? null,
+    payload: row.payload,
   };
 }

@@ -1,2 +1,3 @@
 export * from './database.js';
 export { withDatabase } from './global-setup.js';
+export * from './services.js';

@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
 import { type Json, type LeasedTask, type Report, WeftClient } from '@weft/client';
 import { TerminalError } from './errors.js';
+import { RedisPoll } from './redis-poll.js';
+import { RedisTaskSource } from './redis-source.js';
 
 /** What a handler gets besides its input. */
 export interface TaskContext {
@@ -36,6 +38,13 @@ export interface WorkerOptions {
   readonly pollWaitMs?: number;
   /** Called with problems the worker recovers from (a failed request, a lost lease). */
   readonly onProblem?: (message: string, error?: unknown) => void;
+  /**
+   * Redis, for a server that dispatches through Redis (it says so at `GET /v1/tasks/dispatch`): the worker
+   * then reads task messages from Redis streams and leases each task through the server, and asks the
+   * server's queue for tasks under limits, which are never announced on Redis. Ignored when the server
+   * dispatches through its own queue. Defaults to the REDIS_URL environment variable.
+   */
+  readonly redisUrl?: string;
 }
 
 /** Counts since the worker started. */
@@ -75,6 +84,8 @@ export class Worker {
   private idle: (() => void) | null = null;
   private backoffMs = 0;
   private flushScheduled = false;
+  private source: RedisTaskSource | null = null;
+  private redis: RedisPoll | null = null;
 
   constructor(private readonly options: WorkerOptions) {
     this.name = options.name ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
@@ -88,8 +99,42 @@ export class Worker {
     this.concurrency = Math.max(1, options.concurrency ?? 10);
   }
 
-  /** Starts polling. Resolves once the worker is running (not when it stops). */
+  /**
+   * Starts taking tasks, from the server's queue or from Redis, as the server says. Resolves once the
+   * worker is running (not when it stops).
+   */
   async start(): Promise<void> {
+    for (let wait = 200; !this.stopping; wait = Math.min(wait * 2, 5000)) {
+      try {
+        const info = await this.client.dispatchInfo();
+        if (info.dispatcher === 'redis') {
+          const url = this.options.redisUrl ?? process.env.REDIS_URL;
+          if (!url)
+            throw new Error(
+              'the server dispatches tasks through Redis: give the worker redisUrl (or set REDIS_URL) to read them',
+            );
+          this.source = new RedisTaskSource(
+            url,
+            info.stream_prefix,
+            this.options.namespace ?? 'default',
+            this.types,
+            this.name,
+          );
+          this.redis = new RedisPoll(
+            this.client,
+            this.source,
+            this.name,
+            this.types,
+            this.options.pollWaitMs ?? 20_000,
+          );
+        }
+        break;
+      } catch (e) {
+        if (e instanceof Error && /dispatches tasks through Redis/.test(e.message)) throw e;
+        this.options.onProblem?.(`cannot ask the server how it dispatches tasks; retrying in ${wait} ms`, e);
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
     this.schedule();
   }
 
@@ -111,6 +156,7 @@ export class Worker {
     await drained;
     clearTimeout(timer);
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.source?.close();
     await this.client.close();
   }
 
@@ -129,6 +175,10 @@ export class Worker {
   private async poll(max: number): Promise<void> {
     try {
       if (this.backoffMs > 0) await new Promise((r) => setTimeout(r, this.backoffMs));
+      if (this.redis) {
+        await this.pollRedis(this.redis, max);
+        return;
+      }
       const answer = await this.client.poll(
         this.name,
         this.types,
@@ -151,6 +201,21 @@ export class Worker {
       this.schedule();
       this.checkIdle();
     }
+  }
+
+  /** One round of taking tasks from Redis (and the table queue, for tasks under limits): see RedisPoll. */
+  private async pollRedis(redis: RedisPoll, max: number): Promise<void> {
+    let got: Awaited<ReturnType<RedisPoll['take']>>;
+    try {
+      got = await redis.take(max, this.pollAbort.signal);
+    } catch (e) {
+      if (this.stopping) return;
+      throw e;
+    }
+    this.backoffMs = 0;
+    this.pollReserved = 0;
+    if (got.heartbeatMs !== null) this.setHeartbeat(got.heartbeatMs);
+    for (const task of got.tasks) this.run(task);
   }
 
   private run(task: LeasedTask): void {

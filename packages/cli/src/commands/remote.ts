@@ -104,6 +104,10 @@ export async function showRunCommand(id: string, o: RemoteOptions): Promise<void
     const run = await c.getRun(id);
     console.log(`${color.bold('run')}        ${run.id}`);
     console.log(`${color.bold('definition')} ${run.definition} v${run.version}`);
+    if (run.parent)
+      console.log(
+        `${color.bold('parent')}     run ${run.parent.run_id}, node ${run.parent.node_id} attempt ${run.parent.attempt}${run.parent.detached ? ' (detached)' : ''}`,
+      );
     console.log(
       `${color.bold('status')}     ${status(run.status)}${run.finished_at ? ` after ${elapsed(run.created_at, run.finished_at)}` : ''}`,
     );
@@ -121,7 +125,11 @@ export async function showRunCommand(id: string, o: RemoteOptions): Promise<void
           t.task_type ?? '',
           t.worker ?? '',
           elapsed(t.started_at, t.finished_at),
-          t.error ? color.red(brief(t.error.message)) : brief(t.output),
+          t.error
+            ? color.red(brief(t.error.message))
+            : t.output === null && t.child_run_id
+              ? color.dim(`child run ${t.child_run_id}`)
+              : brief(t.output),
         ]),
       ),
     );

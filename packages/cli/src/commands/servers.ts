@@ -1,27 +1,12 @@
 import { resolve } from 'node:path';
 import { startEmbedded } from '@weft/postgres';
 import { serve } from '@weft/server';
-import { blobStore, parseSize } from '../blob-config.js';
+import { blobStore } from '../blob-config.js';
 import { CliError } from '../errors.js';
 import { color } from '../output.js';
+import { flowConfig, type ServerFlags, serverSettings } from './server-options.js';
 
 /** `weft server`: serves the API on a PostgreSQL given by DATABASE_URL. */
-/** Options for payloads and the sweeper, shared by `weft server` and `weft dev`. */
-export interface FlowOptions {
-  blobDir?: string;
-  payloadThreshold: string;
-  maxPayload: string;
-  sweepIdle: number;
-}
-
-function flowConfig(o: FlowOptions) {
-  const payloadThresholdBytes = parseSize(o.payloadThreshold);
-  const maxPayloadBytes = parseSize(o.maxPayload);
-  if (payloadThresholdBytes > maxPayloadBytes)
-    throw new CliError('--payload-threshold must not be larger than --max-payload');
-  return { payloadThresholdBytes, maxPayloadBytes, sweepIdleMs: o.sweepIdle };
-}
-
 export async function serverCommand(
   o: {
     databaseUrl?: string;
@@ -30,10 +15,12 @@ export async function serverCommand(
     logLevel: string;
     lease: number;
     heartbeat: number;
-  } & FlowOptions,
+  } & ServerFlags,
 ): Promise<void> {
   if (!o.databaseUrl)
     throw new CliError('set DATABASE_URL or pass --database-url (or use `weft dev` for a local PostgreSQL)');
+  if (o.heartbeat >= o.lease)
+    throw new CliError('--heartbeat must be shorter than --lease, or leases expire between renewals');
   const server = await serve({
     databaseUrl: o.databaseUrl,
     host: o.host,
@@ -41,6 +28,7 @@ export async function serverCommand(
     logLevel: o.logLevel,
     engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat, ...flowConfig(o) },
     blobs: blobStore(o.blobDir, '.weft/blobs'),
+    ...serverSettings(o),
   });
   console.error(`Weft is serving at ${server.url}`);
   await untilSignal();
@@ -56,11 +44,14 @@ export async function devCommand(
     logLevel: string;
     lease: number;
     heartbeat: number;
-  } & FlowOptions,
+  } & ServerFlags,
 ): Promise<void> {
   if (o.heartbeat >= o.lease)
     throw new CliError('--heartbeat must be shorter than --lease, or leases expire between renewals');
+  const settings = serverSettings(o);
+  const flow = flowConfig(o);
   const dataDir = resolve(o.data);
+  const blobs = blobStore(o.blobDir, `${dataDir}/blobs`);
   console.error(color.dim(`starting PostgreSQL (data in ${dataDir}) ...`));
   const db = await startEmbedded({ dataDir });
   let server: Awaited<ReturnType<typeof serve>>;
@@ -70,8 +61,9 @@ export async function devCommand(
       host: o.host,
       port: o.port,
       logLevel: o.logLevel,
-      engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat, ...flowConfig(o) },
-      blobs: blobStore(o.blobDir, `${dataDir}/blobs`),
+      engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat, ...flow },
+      blobs,
+      ...settings,
     });
   } catch (e) {
     await db.stop();

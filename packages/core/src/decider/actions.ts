@@ -1,4 +1,5 @@
 import type { Json, JsonObject } from '../json.js';
+import type { Effect } from './effects.js';
 import type { RunEvent, TimerPurpose } from './events.js';
 import type { Mailbox } from './mailbox.js';
 import {
@@ -100,6 +101,9 @@ export type Action =
   | ({ readonly kind: 'open_human_task' } & HumanTaskSpec & TaskIdentity)
   /** Take a human task out of the inbox because it ended without an answer. */
   | ({ readonly kind: 'close_human_task'; readonly state: 'expired' | 'cancelled' } & TaskIdentity)
+  /** Have something done outside the run, through the outbox. `task` is the attempt it belongs to: if
+   * that attempt's insert is absorbed as a duplicate, the effect is dropped with it. */
+  | { readonly kind: 'effect'; readonly effect: Effect; readonly task: TaskIdentity | null }
   /** Append an event to the run's history. */
   | {
       readonly kind: 'record';
@@ -180,6 +184,7 @@ export function applyAction(tasks: Map<string, TaskState | null>, run: RunView, 
     case 'defer':
     case 'open_human_task':
     case 'close_human_task':
+    case 'effect':
       return run;
   }
 }

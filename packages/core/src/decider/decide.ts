@@ -2,9 +2,11 @@ import type { Workflow } from '../definition/workflow.js';
 import type { Json } from '../json.js';
 import type { Action } from './actions.js';
 import { retryDelayMs } from './backoff.js';
+import { childFinished } from './children.js';
 import { DecisionContext } from './context.js';
 import { decideControl } from './control.js';
 import { onControlTimer } from './control-nodes.js';
+import { retryEffectNode, retryPolicyOf } from './effect-nodes.js';
 import type { RunEvent } from './events.js';
 import { activate, failRun, propagate } from './flow.js';
 import { humanDeadline } from './human.js';
@@ -73,7 +75,7 @@ async function handle(ctx: DecisionContext, event: RunEvent): Promise<void> {
       if (!task || task.attempt !== event.attempt) return; // stale
       const at = { nodeId: event.nodeId, iteration: event.iteration, attempt: event.attempt };
       const node = ctx.workflow.node(event.nodeId);
-      const policy = node.kind === 'task' ? node.retry : null;
+      const policy = retryPolicyOf(node);
       const canRetry =
         running && event.error.retryable && policy !== null && event.attempt < policy.maxAttempts;
       if (!canRetry) {
@@ -146,6 +148,11 @@ async function handle(ctx: DecisionContext, event: RunEvent): Promise<void> {
     case 'run_swept':
       await sweepRun(ctx, event.idleMs);
       return;
+    case 'child_finished': {
+      const failure = await childFinished(ctx, event);
+      if (failure) await handle(ctx, failure);
+      return;
+    }
     case 'report_refused': {
       ctx.record(
         'task.report_refused',
@@ -171,7 +178,10 @@ function retry(
   input: Json | null,
 ): void {
   const node = ctx.workflow.node(nodeId);
-  if (node.kind !== 'task') return;
+  if (node.kind !== 'task') {
+    retryEffectNode(ctx, node, iteration, failedAttempt, input);
+    return;
+  }
   const attempt = failedAttempt + 1;
   ctx.emit({
     kind: 'create_task',

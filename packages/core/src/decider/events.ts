@@ -1,6 +1,6 @@
 import type { Json } from '../json.js';
 import type { ControlEvent } from './control-events.js';
-import type { TaskError } from './state.js';
+import type { RunError, TaskError } from './state.js';
 
 /**
  * What a timer is for: the next attempt of a failed task (`retry`), the end of a wait node (`wait`), the
@@ -44,6 +44,17 @@ export type RunEvent =
       readonly correlation: string | null;
       readonly data: Json;
       readonly by: string;
+    }
+  /** A child run started by a `sub_workflow` attempt ended; delivered in the child's own transaction. */
+  | {
+      readonly kind: 'child_finished';
+      readonly nodeId: string;
+      readonly iteration: string;
+      readonly attempt: number;
+      readonly childRunId: string;
+      readonly status: 'completed' | 'failed' | 'cancelled' | 'terminated';
+      readonly output: Json | null;
+      readonly error: RunError | null;
     }
   | ({ readonly kind: 'run_cancelled' } & Requester)
   /** The stuck-run sweeper found the run with nothing able to wake it: look at every node again. */

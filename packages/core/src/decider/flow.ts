@@ -3,6 +3,7 @@ import type { Json } from '../json.js';
 import { bodySinkDone } from './body.js';
 import type { DecisionContext } from './context.js';
 import { activateControl } from './control-nodes.js';
+import { activateEffectNode } from './effect-nodes.js';
 import { activateHuman, isDeadlineEdge } from './human.js';
 import { evaluateAt, innermost, itemOf, positionOf, scopeAt } from './scope.js';
 import type { Arrival, RunError, TaskError, TaskState } from './state.js';
@@ -54,6 +55,12 @@ export async function activate(
       return;
     case 'human':
       await activateHuman(ctx, node, iteration, waiting, arrivals);
+      return;
+    case 'sub_workflow':
+    case 'start_workflow':
+    case 'event':
+    case 'http':
+      await activateEffectNode(ctx, node, iteration, waiting, arrivals);
       return;
     default:
       await activateControl(ctx, node, iteration, waiting, arrivals);

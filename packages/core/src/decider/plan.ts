@@ -48,6 +48,7 @@ export function planLoad(workflow: Workflow, run: RunView, event: RunEvent): Sta
       }
       break;
     case 'node_completed':
+    case 'child_finished':
       around(event.nodeId, event.iteration);
       break;
     case 'node_failed':

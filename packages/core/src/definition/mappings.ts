@@ -1,4 +1,5 @@
 import type { MappingSource } from '../expr/mapping.js';
+import { httpRequestSource } from './effect-nodes.js';
 import type { NodeDef } from './types.js';
 
 /**
@@ -40,5 +41,12 @@ export function nodeMappings(node: NodeDef): NodeMapping[] {
       return [...before('value', node.value), ...before('vars', node.vars)];
     case 'terminate':
       return [...before('output', node.output), ...before('reason', node.reason)];
+    case 'sub_workflow':
+    case 'start_workflow':
+      return before('input', node.input);
+    case 'event':
+      return before('payload', node.payload);
+    case 'http':
+      return before('request', httpRequestSource(node));
   }
 }

@@ -4,6 +4,7 @@ import { isJsonObject } from '../json.js';
 import { err, ok, type Result } from '../result.js';
 import { describeLocated, type Located, parseLocated } from './located.js';
 import { CONTROL_KINDS, readControlNode, readEdgeWhen } from './parse-control.js';
+import { readEffectNode, readStatusCallback } from './parse-effect-nodes.js';
 import { deadlineEdges, readHumanNode } from './parse-human.js';
 import { readLimits, readTaskGates } from './parse-limits.js';
 import type { DefinitionProblem } from './problems.js';
@@ -28,7 +29,16 @@ export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** Task types: what workers poll for. */
 export const TASK_TYPE_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/;
 
-const NODE_KINDS: readonly NodeKind[] = ['task', 'noop', 'human', ...CONTROL_KINDS];
+const NODE_KINDS: readonly NodeKind[] = [
+  'task',
+  'noop',
+  'human',
+  ...CONTROL_KINDS,
+  'sub_workflow',
+  'start_workflow',
+  'event',
+  'http',
+];
 const MAX_TIMEOUT_MS = 365 * 86_400_000;
 
 interface Defaults {
@@ -71,7 +81,10 @@ export function parseDefinition(text: string): Result<Definition, DefinitionProb
   const nodes = readNodes(top, defaults, problems, '');
   const edges = [...readEdges(top, problems, ''), ...deadlineEdges(nodes)];
   const limits = readLimits(top);
-  top.done('a definition (expected name, description, input_schema, output, defaults, nodes, edges, limits)');
+  const onStatus = readStatusCallback(top);
+  top.done(
+    'a definition (expected name, description, input_schema, output, defaults, nodes, edges, limits, on_status)',
+  );
   const definition: Definition = {
     name: name ?? '',
     ...(description !== undefined ? { description } : {}),
@@ -80,6 +93,7 @@ export function parseDefinition(text: string): Result<Definition, DefinitionProb
     inputSchema: isJsonObject(inputSchema) ? (inputSchema as JsonObject) : null,
     output: (output ?? null) as MappingSource | null,
     ...(limits ? { limits } : {}),
+    ...(onStatus ? { onStatus } : {}),
   };
   if (problems.length > 0 || name === undefined) {
     // Report graph problems too, but not about nodes that exist in the YAML and failed to parse.
@@ -117,7 +131,8 @@ function readDefaults(top: MapReader): Defaults {
   return { retry, timeoutMs, priority };
 }
 
-function readRetry(parent: MapReader, base: RetryPolicy): RetryPolicy {
+/** Reads a `retry` field over a base policy. */
+export function readRetry(parent: MapReader, base: RetryPolicy): RetryPolicy {
   const reader = parent.map('retry');
   if (!reader) return base;
   const maxAttempts = reader.integer('max_attempts', { min: 1, max: 1000 }) ?? base.maxAttempts;
@@ -208,6 +223,11 @@ function readNode(
       return { ...common, kind };
     case 'human':
       return readHumanNode(r, common);
+    case 'sub_workflow':
+    case 'start_workflow':
+    case 'event':
+    case 'http':
+      return readEffectNode(kind, r, common, { ...defaults, readRetry });
     default:
       return readControlNode(r, kind, common, {
         nodes: (body, at) => readNodes(body, defaults, problems, at),

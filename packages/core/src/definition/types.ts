@@ -1,8 +1,11 @@
 import type { MappingSource } from '../expr/mapping.js';
 import type { JsonObject } from '../json.js';
 import type { ControlNode, EdgeWhen } from './control-types.js';
+import type { EventNode, HttpNode, StartWorkflowNode, SubWorkflowNode } from './effect-nodes.js';
 import type { HumanNode } from './human-types.js';
 import type { DeclaredLimits, TaskGates } from './limit-types.js';
+
+export type { EventNode, HttpNode, StartWorkflowNode, SubWorkflowNode } from './effect-nodes.js';
 
 /** How a node with several incoming edges waits: for every branch that can still arrive, or the first. */
 export type JoinMode = 'all' | 'any';
@@ -45,8 +48,19 @@ export interface NoopNode extends NodeCommon {
   readonly kind: 'noop';
 }
 
-/** Every kind of node. The control and wait kinds are defined in control-types.ts, human in human-types.ts. */
-export type NodeDef = TaskNode | NoopNode | ControlNode | HumanNode;
+/**
+ * Every kind of node. The control and wait kinds are in control-types.ts, human in human-types.ts, the
+ * effect kinds in effect-nodes.ts.
+ */
+export type NodeDef =
+  | TaskNode
+  | NoopNode
+  | ControlNode
+  | HumanNode
+  | SubWorkflowNode
+  | StartWorkflowNode
+  | EventNode
+  | HttpNode;
 
 /** The kinds of node, as written in YAML. */
 export type NodeKind = NodeDef['kind'];
@@ -72,7 +86,17 @@ export interface Definition {
   readonly output: MappingSource | null;
   /** Limits this definition declares for its namespace (set when it is deployed). */
   readonly limits?: DeclaredLimits;
+  /** Where to announce the run's end (completed, failed, cancelled), through the outbox. */
+  readonly onStatus?: StatusCallback | null;
 }
+
+/** A run status a status callback can announce. */
+export type CallbackStatus = 'completed' | 'failed' | 'cancelled' | 'terminated';
+
+/** A definition's status callback: a webhook URL, or a sink configured on the server. */
+export type StatusCallback =
+  | { readonly kind: 'url'; readonly url: string; readonly statuses: readonly CallbackStatus[] }
+  | { readonly kind: 'sink'; readonly sink: string; readonly statuses: readonly CallbackStatus[] };
 
 /** The retry policy a task gets when it names none. */
 export const DEFAULT_RETRY: RetryPolicy = {

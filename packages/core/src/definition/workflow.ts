@@ -12,7 +12,7 @@ export interface Workflow {
   readonly graph: Graph;
   /** The node with this id; throws for an unknown id (a definition/version mix-up, never user input). */
   node(id: string): NodeDef;
-  /** The parsed input mapping of a task node, or null when it has none. */
+  /** The parsed mapping of a node (a task's input, an event's payload, an http request), or null. */
   inputMapping(id: string): CompiledMapping | null;
   /** The parsed mapping of one of a node's expression fields (see `nodeMappings`), or null when absent. */
   mapping(id: string, field: string): CompiledMapping | null;

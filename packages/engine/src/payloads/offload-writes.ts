@@ -8,6 +8,11 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * Replaces large values in a pass's writes by blob references, just before they are written. These values
  * were computed by the engine (a task input from a mapping, a run output, a history event carrying an
  * output), so the hard limit does not apply: what came from outside was checked on the way in.
+ *
+ * Outbox rows are left whole: what they carry (a child's input, an event's payload, a status callback's
+ * output) goes to a receiver that cannot read the blob store, so it is the value itself (test: "reach
+ * sinks and child runs as values, and come back from the child as a value"). A child's output on its way
+ * to its parent's inbox is offloaded like a signal's data; the parent's decision fetches it back.
  */
 export async function offloadWrites(payloads: PayloadStore, w: WriteSet): Promise<void> {
   const jobs: Promise<void>[] = [];
@@ -32,6 +37,16 @@ export async function offloadWrites(payloads: PayloadStore, w: WriteSet): Promis
   }
   for (const row of w.runUpdates) put(row, 'output', 'a run output');
   for (const row of w.history) put(row, 'data', 'a history event');
+  for (const [i, row] of w.inboxAppend.entries()) {
+    if (row.event.kind !== 'child_finished') continue;
+    const event = { ...row.event };
+    put(event, 'output', 'a child run output');
+    jobs.push(
+      Promise.resolve().then(() => {
+        w.inboxAppend[i] = { ...row, event };
+      }),
+    );
+  }
   // Signals kept until a node waits for them.
   for (const row of w.mailboxes) {
     const buffered = row.mailbox.buffered.map((b) => ({ ...b }));

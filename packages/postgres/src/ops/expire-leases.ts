@@ -1,4 +1,4 @@
-import type { ExpiredTask } from '@weft/engine';
+import { type ExpiredTask, RUNS_DESTINATION } from '@weft/engine';
 import type { Db } from '../db.js';
 
 /** Running tasks whose lease or deadline has passed, oldest first. Advisory: no locks are taken. */
@@ -25,7 +25,7 @@ export async function expireLeases(
           ON t.run_id = k.run_id AND t.id = k.id
        WHERE t.status = 'running' AND t.lease_expires_at <= now()
        FOR UPDATE OF t SKIP LOCKED
-    )
+    ), expired AS (
     UPDATE weft.tasks t
        SET status = 'timed_out', finished_at = now(),
            error = CASE WHEN t.deadline_at <= now()
@@ -37,5 +37,15 @@ export async function expireLeases(
       FROM doomed d
      WHERE t.run_id = d.run_id AND t.id = d.id
     RETURNING t.run_id, t.id AS task_id, t.node_id, t.iteration, t.attempt, t.worker,
-              coalesce(t.deadline_at <= now(), false) AS timed_out`.execute();
+              coalesce(t.deadline_at <= now(), false) AS timed_out, t.child_run_id
+    ), cascade AS (
+      -- An attempt that timed out waiting for its child run cancels that child (through the outbox).
+      INSERT INTO weft.outbox (run_id, namespace, destination, kind, message_id, payload)
+      SELECT e.run_id, r.namespace, ${RUNS_DESTINATION}, 'cancel_run', 'cancel:' || e.child_run_id,
+             jsonb_build_object('kind', 'cancel_run', 'runId', e.child_run_id, 'by', 'parent run ' || e.run_id,
+                                'reason', 'the parent attempt timed out')
+        FROM expired e JOIN weft.runs r ON r.id = e.run_id
+       WHERE e.child_run_id IS NOT NULL
+    )
+    SELECT run_id, task_id, node_id, iteration, attempt, worker, timed_out FROM expired`.execute();
 }

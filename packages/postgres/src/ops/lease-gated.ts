@@ -1,4 +1,4 @@
-import type { LeasedTask, LeaseRequest } from '@weft/engine';
+import { ANY_NAMESPACE, type LeasedTask, type LeaseRequest } from '@weft/engine';
 import type { Db } from '../db.js';
 import { fromJson, type LeasedJson } from './lease-tasks.js';
 
@@ -6,6 +6,7 @@ interface Candidate {
   id: string;
   taskId: string;
   runId: string;
+  namespace: string;
   taskType: string;
   priority: number;
   gates: Record<string, number> | null;
@@ -13,6 +14,7 @@ interface Candidate {
 
 interface Gate {
   key: string;
+  namespace: string;
   kind: string;
   name: string;
 }
@@ -42,39 +44,43 @@ interface Usage {
  *
  * A hold counts only while its attempt is running, so the permit is released by the very statement that
  * ends the attempt (report, expired lease, cancel) and can never leak.
+ *
+ * A poll for every namespace (the server's system-task runner) takes candidates of all namespaces; each
+ * candidate's gates are those of its own namespace (`kind:namespace:name`), so it counts where it belongs.
  */
 export async function leaseGated(
   sql: Db,
   request: LeaseRequest,
 ): Promise<{ tasks: LeasedTask[]; retryAt: Date | null }> {
-  const ns = request.namespace;
   const types = [...request.taskTypes];
+  const inNs = request.namespace === ANY_NAMESPACE ? sql`TRUE` : sql`namespace = ${request.namespace}`;
   const k = Math.min(request.max * 4 + 16, 500);
   const candidatesQuery = sql<Candidate[]>`
     SELECT * FROM (
-      (SELECT id::text, task_id, run_id, task_type, priority, gates FROM weft.queue
-        WHERE namespace = ${ns} AND task_type = ANY(${types}::text[]) AND gates IS NOT NULL AND available_at <= now()
+      (SELECT id::text, task_id, run_id, namespace, task_type, priority, gates FROM weft.queue
+        WHERE ${inNs} AND task_type = ANY(${types}::text[]) AND gates IS NOT NULL AND available_at <= now()
         ORDER BY priority DESC, id LIMIT ${k}::int)
       UNION ALL
-      (SELECT id::text, task_id, run_id, task_type, priority, gates FROM weft.queue
-        WHERE namespace = ${ns} AND task_type = ANY(${types}::text[]) AND gates IS NULL AND available_at <= now()
+      (SELECT id::text, task_id, run_id, namespace, task_type, priority, gates FROM weft.queue
+        WHERE ${inNs} AND task_type = ANY(${types}::text[]) AND gates IS NULL AND available_at <= now()
         ORDER BY priority DESC, id LIMIT ${k}::int)
     ) c ORDER BY priority DESC, id::bigint LIMIT ${k}::int`.execute();
-  const capsQuery = sql<{ name: string }[]>`
-    SELECT name FROM weft.limits WHERE namespace = ${ns} AND kind = 'concurrency' AND name = ANY(${types}::text[])`.execute();
+  const capsQuery = sql<{ namespace: string; name: string }[]>`
+    SELECT namespace, name FROM weft.limits
+     WHERE ${inNs} AND kind = 'concurrency' AND name = ANY(${types}::text[])`.execute();
   const [candidates, caps] = await Promise.all([candidatesQuery, capsQuery]);
   if (candidates.length === 0) return { tasks: [], retryAt: null };
-  const capped = new Set(caps.map((c) => c.name));
+  const capped = new Set(caps.map((c) => `${c.namespace}:${c.name}`));
   const needs = new Map<string, { key: string; amount: number }[]>();
   const gates = new Map<string, Gate>();
   for (const c of candidates) {
     const list: { key: string; amount: number }[] = [];
     const add = (kind: string, name: string, amount: number) => {
-      const key = `${kind}:${ns}:${name}`;
-      gates.set(key, { key, kind, name });
+      const key = `${kind}:${c.namespace}:${name}`;
+      gates.set(key, { key, namespace: c.namespace, kind, name });
       list.push({ key, amount });
     };
-    if (capped.has(c.taskType)) add('concurrency', c.taskType, 1);
+    if (capped.has(`${c.namespace}:${c.taskType}`)) add('concurrency', c.taskType, 1);
     for (const [gate, amount] of Object.entries(c.gates ?? {})) {
       const at = gate.indexOf(':');
       add(gate.slice(0, at), gate.slice(at + 1), amount);
@@ -97,8 +103,9 @@ export async function leaseGated(
            CASE WHEN g.kind = 'rate' THEN
              (SELECT min(h.taken_at) + l.window_ms * interval '1 millisecond' FROM weft.holds h
                WHERE h.gate = g.key AND h.taken_at > now() - l.window_ms * interval '1 millisecond') END AS frees_at
-      FROM unnest(${keys}::text[], ${ordered.map((g) => g.kind)}::text[], ${ordered.map((g) => g.name)}::text[]) AS g(key, kind, name)
-      LEFT JOIN weft.limits l ON l.namespace = ${ns} AND l.kind = g.kind AND l.name = g.name`.execute();
+      FROM unnest(${keys}::text[], ${ordered.map((g) => g.namespace)}::text[], ${ordered.map((g) => g.kind)}::text[],
+                  ${ordered.map((g) => g.name)}::text[]) AS g(key, namespace, kind, name)
+      LEFT JOIN weft.limits l ON l.namespace = g.namespace AND l.kind = g.kind AND l.name = g.name`.execute();
   const rowsQuery = sql<{ id: string; live: boolean }[]>`
     SELECT q.id::text, coalesce(t.status = 'queued', false) AS live
       FROM weft.queue q JOIN unnest(${candidates.map((c) => c.id)}::bigint[]) AS k(id) ON q.id = k.id

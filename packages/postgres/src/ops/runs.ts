@@ -3,8 +3,12 @@ import type { LockedRun, NewRun, Page, RunCounts, RunFilter, RunRecord, RunUpdat
 import type { Db } from '../db.js';
 import { bools, jsonText } from '../db.js';
 
-const RUN_COLUMNS =
-  'r.id, r.namespace, r.definition_id::text, r.definition_name, r.definition_version, r.status, r.input, r.output, r.error, r.vars, r.sinks_done, r.created_at, r.finished_at';
+/** The columns of a run record (`r` is the runs table). */
+export const RUN_COLUMNS = `r.id, r.namespace, r.definition_id::text, r.definition_name, r.definition_version, r.status,
+  r.input, r.output, r.error, r.vars, r.sinks_done, r.created_at, r.finished_at,
+  CASE WHEN r.parent_run_id IS NULL THEN NULL ELSE jsonb_build_object('runId', r.parent_run_id,
+    'nodeId', r.parent_node_id, 'iteration', r.parent_iteration, 'attempt', r.parent_attempt,
+    'detached', r.detached) END AS parent`;
 
 /**
  * Inserts runs in status `running`; the inserting transaction holds their row locks until it commits.

@@ -5,10 +5,11 @@ import { appendHistory } from './history.js';
 import { closeHumanTasks, insertHumanTasks } from './human-tasks.js';
 import { appendInbox, deleteInbox } from './inbox.js';
 import { writeMailboxes } from './mailboxes.js';
+import { insertOutbox } from './outbox.js';
 import { enqueueTasks } from './queue.js';
 import { updateRuns } from './runs.js';
 import { insertTimers } from './timers.js';
-import { cancelOpenWork, insertTasks, updateTasks } from './write-tasks.js';
+import { cancelOpenWork, insertTasks, stopChildren, updateTasks } from './write-tasks.js';
 
 /**
  * Writes everything a pass decided, as pipelined statements on the transaction's connection: one round
@@ -22,6 +23,8 @@ export async function applyWriteSet(
     insertTasks(sql, w.newTasks),
     updateTasks(sql, w.taskUpdates),
     enqueueTasks(sql, w.queue),
+    // Before the attempts are cancelled: it cascades to the children of those still unfinished.
+    stopChildren(sql, w.stopChildren),
     cancelOpenWork(sql, w.cancelOpenWork),
     insertTimers(sql, w.timers),
     updateRuns(sql, w.runUpdates),
@@ -32,6 +35,8 @@ export async function applyWriteSet(
     writeMailboxes(sql, w.mailboxes),
     insertHumanTasks(sql, w.humanTasks),
     closeHumanTasks(sql, w.humanTaskCloses),
+    // Last: the outbox rows tied to a task see this pass's task inserts (see insertOutbox).
+    insertOutbox(sql, w.outbox),
   ]);
   return {
     absorbed: absorbed.map((r) => ({

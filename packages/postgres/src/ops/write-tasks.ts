@@ -1,4 +1,4 @@
-import type { NewTaskRow, TaskRecord, TaskUpdateRow } from '@weft/engine';
+import { type NewTaskRow, RUNS_DESTINATION, type TaskRecord, type TaskUpdateRow } from '@weft/engine';
 import type { Db } from '../db.js';
 import { bools, jsonText } from '../db.js';
 
@@ -22,20 +22,23 @@ export async function insertTasks(sql: Db, rows: readonly NewTaskRow[]): Promise
                   ${rows.map((r) => jsonText(r.error))}::text[],
                   ${rows.map((r) => (r.arrivals.length > 0 ? JSON.stringify(r.arrivals) : null))}::text[],
                   ${rows.map((r) => r.lease?.worker ?? null)}::text[], ${rows.map((r) => r.lease?.token ?? null)}::uuid[],
-                  ${rows.map((r) => r.lease?.leaseMs ?? null)}::int[])
+                  ${rows.map((r) => r.lease?.leaseMs ?? null)}::int[], ${rows.map((r) => r.childRunId ?? null)}::uuid[])
         AS r(run_id, id, node_id, iteration, attempt, status, task_type, priority, timeout_ms, input, output, error,
-             arrivals, worker, token, lease_ms)
+             arrivals, worker, token, lease_ms, child_run_id)
     ), inserted AS (
       INSERT INTO weft.tasks (run_id, id, node_id, iteration, attempt, status, task_type, priority, timeout_ms,
                               input, output, error, arrivals, worker, lease_token, started_at, deadline_at,
-                              lease_expires_at, finished_at)
+                              lease_expires_at, finished_at, child_run_id)
       SELECT r.run_id, r.id, r.node_id, r.iteration, r.attempt, r.status, r.task_type, r.priority, r.timeout_ms,
              r.input::jsonb, r.output::jsonb, r.error::jsonb, r.arrivals::jsonb, r.worker, r.token,
-             CASE WHEN r.token IS NOT NULL THEN now() END,
-             CASE WHEN r.token IS NOT NULL THEN now() + r.timeout_ms * interval '1 millisecond' END,
+             CASE WHEN r.token IS NOT NULL OR r.status = 'running' THEN now() END,
+             CASE WHEN r.token IS NOT NULL OR r.status = 'running' THEN now() + r.timeout_ms * interval '1 millisecond' END,
+             -- A running attempt with no worker (a sub-workflow waiting for its child) expires at its timeout.
              CASE WHEN r.token IS NOT NULL THEN least(now() + r.lease_ms * interval '1 millisecond',
-                                                      coalesce(now() + r.timeout_ms * interval '1 millisecond', 'infinity')) END,
-             CASE WHEN r.status = ANY(${FINAL}::text[]) THEN now() END
+                                                      coalesce(now() + r.timeout_ms * interval '1 millisecond', 'infinity'))
+                  WHEN r.status = 'running' THEN now() + r.timeout_ms * interval '1 millisecond' END,
+             CASE WHEN r.status = ANY(${FINAL}::text[]) THEN now() END,
+             r.child_run_id
         FROM input r
       ON CONFLICT ON CONSTRAINT tasks_identity DO NOTHING
       RETURNING id
@@ -71,12 +74,16 @@ export async function updateTasks(sql: Db, rows: readonly TaskUpdateRow[]): Prom
       timeout_ms = CASE WHEN u.task_type IS NOT NULL THEN u.timeout_ms ELSE t.timeout_ms END,
       worker = coalesce(u.worker, t.worker),
       lease_token = coalesce(u.token, t.lease_token),
-      started_at = CASE WHEN u.token IS NOT NULL THEN now() ELSE t.started_at END,
-      deadline_at = CASE WHEN u.token IS NOT NULL THEN now() + u.timeout_ms * interval '1 millisecond' ELSE t.deadline_at END,
+      started_at = CASE WHEN u.token IS NOT NULL OR (u.status = 'running' AND t.status <> 'running') THEN now()
+        ELSE t.started_at END,
+      deadline_at = CASE WHEN u.token IS NOT NULL OR (u.status = 'running' AND t.status <> 'running')
+        THEN now() + u.timeout_ms * interval '1 millisecond' ELSE t.deadline_at END,
       lease_expires_at = CASE WHEN u.token IS NOT NULL
         THEN least(now() + u.lease_ms * interval '1 millisecond', coalesce(now() + u.timeout_ms * interval '1 millisecond', 'infinity'))
+        WHEN u.status = 'running' AND t.status <> 'running' THEN now() + u.timeout_ms * interval '1 millisecond'
         ELSE t.lease_expires_at END,
-      finished_at = CASE WHEN u.status = ANY(${FINAL}::text[]) THEN now() ELSE t.finished_at END
+      finished_at = CASE WHEN u.status = ANY(${FINAL}::text[]) THEN now() ELSE t.finished_at END,
+      child_run_id = coalesce(u.child_run_id, t.child_run_id)
     FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.nodeId)}::text[], ${rows.map((r) => r.iteration)}::text[],
                 ${rows.map((r) => r.attempt)}::int[], ${rows.map((r) => r.expect)}::text[], ${rows.map((r) => r.status)}::text[],
                 ${bools(rows.map((r) => r.input !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.input))}::text[],
@@ -85,9 +92,10 @@ export async function updateTasks(sql: Db, rows: readonly TaskUpdateRow[]): Prom
                 ${rows.map((r) => (r.arrivals ? JSON.stringify(r.arrivals) : null))}::text[],
                 ${rows.map((r) => r.taskType ?? null)}::text[], ${rows.map((r) => r.priority ?? null)}::int[],
                 ${rows.map((r) => r.timeoutMs ?? null)}::int[], ${rows.map((r) => r.lease?.worker ?? null)}::text[],
-                ${rows.map((r) => r.lease?.token ?? null)}::uuid[], ${rows.map((r) => r.lease?.leaseMs ?? null)}::int[])
+                ${rows.map((r) => r.lease?.token ?? null)}::uuid[], ${rows.map((r) => r.lease?.leaseMs ?? null)}::int[],
+                ${rows.map((r) => r.childRunId ?? null)}::uuid[])
       AS u(run_id, node_id, iteration, attempt, expect, status, set_input, input, set_output, output, set_error, error,
-           arrivals, task_type, priority, timeout_ms, worker, token, lease_ms)
+           arrivals, task_type, priority, timeout_ms, worker, token, lease_ms, child_run_id)
     WHERE t.run_id = u.run_id AND t.node_id = u.node_id AND t.iteration = u.iteration AND t.attempt = u.attempt
       AND t.status = u.expect`.execute();
 }
@@ -97,6 +105,7 @@ export async function updateTasks(sql: Db, rows: readonly TaskUpdateRow[]): Prom
  * Queue rows are left: a queue row is only a wake-up, and leasing skips (and deletes) rows whose task is
  * no longer queued. A worker still running a cancelled attempt has its reports refused, because the
  * status is no longer running.
+ * What the attempts started (child runs) is stopped by the engine's cascader, in the same transaction.
  */
 export async function cancelOpenWork(
   sql: Db,
@@ -119,11 +128,34 @@ export async function cancelOpenWork(
   await Promise.all([tasks, timers, mailboxes]);
 }
 
+/**
+ * Writes a `cancel_run` outbox row for the child run of each unfinished attempt of these runs: how a stopped
+ * run stops its children (the engine's cascader asks for it). Sent in the write set after the task inserts
+ * and updates and before `cancelOpenWork`, so it sees the attempts as this transaction leaves them, still
+ * unfinished. It only inserts: the children stop in their own transactions, through the relay.
+ */
+export async function stopChildren(
+  sql: Db,
+  runs: readonly { runId: string; reason: string; mode: 'cancel' | 'terminate' }[],
+): Promise<void> {
+  if (runs.length === 0) return;
+  await sql`
+    INSERT INTO weft.outbox (run_id, namespace, destination, kind, message_id, payload)
+    SELECT t.run_id, r.namespace, ${RUNS_DESTINATION}, 'cancel_run', k.mode || ':' || t.child_run_id,
+           jsonb_build_object('kind', 'cancel_run', 'runId', t.child_run_id, 'by', 'parent run ' || t.run_id,
+                              'reason', k.reason, 'mode', k.mode)
+      FROM unnest(${runs.map((r) => r.runId)}::uuid[], ${runs.map((r) => r.reason)}::text[],
+                  ${runs.map((r) => r.mode)}::text[]) AS k(run_id, reason, mode)
+      JOIN weft.runs r ON r.id = k.run_id
+      JOIN weft.tasks t ON t.run_id = k.run_id
+     WHERE t.child_run_id IS NOT NULL AND t.status IN ('waiting', 'queued', 'running')`.execute();
+}
+
 /** Every attempt of a run, in creation order, for the API. */
 export async function listTasks(sql: Db, runId: string): Promise<TaskRecord[]> {
   const rows = await sql<(TaskRecord & { arrivals: TaskRecord['arrivals'] | null })[]>`
     SELECT id, run_id, node_id, iteration, attempt, status, task_type, priority, timeout_ms, input, output, error,
-           arrivals, worker, lease_expires_at, deadline_at, created_at, started_at, finished_at
+           arrivals, worker, lease_expires_at, deadline_at, created_at, started_at, finished_at, child_run_id
       FROM weft.tasks WHERE run_id = ${runId}::uuid ORDER BY created_at, node_id, iteration, attempt`.execute();
   return rows.map((r) => ({ ...r, arrivals: r.arrivals ?? [] }));
 }

@@ -1,0 +1,107 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Destination } from './destination.js';
+import { type Delivery, type OutboxRow, WEBHOOK_DESTINATION } from './types.js';
+
+/** How a webhook destination calls out. */
+export interface WebhookOptions {
+  /** The destination name: `weft.webhook` for status callbacks, `sink:<name>` for a webhook sink. */
+  readonly name?: string;
+  /** A fixed URL (a sink); without it, each row names its URL (status callbacks). */
+  readonly url?: string;
+  /** Signs each request with HMAC-SHA256 (`x-weft-signature`) when given. */
+  readonly secret?: string;
+  /** Longest one request may take (default 10 s). */
+  readonly timeoutMs?: number;
+  /** Requests in flight at once (default 8). */
+  readonly concurrency?: number;
+}
+
+/**
+ * The signature header of a webhook request: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`.
+ * Signing the time with the body lets a receiver refuse old requests replayed by someone else.
+ */
+export function signWebhook(secret: string, body: string, timestamp: number): string {
+  const mac = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+  return `t=${timestamp},v1=${mac}`;
+}
+
+/**
+ * Checks a webhook request as a receiver should: the signature matches the raw body and the secret, and
+ * its time is within `toleranceSeconds` of now.
+ */
+export function verifyWebhook(
+  secret: string,
+  body: string,
+  header: string | undefined,
+  toleranceSeconds = 300,
+  now = Date.now(),
+): boolean {
+  if (!header) return false;
+  const parts = new Map(header.split(',').map((p) => p.trim().split('=', 2) as [string, string]));
+  const t = Number(parts.get('t'));
+  const given = parts.get('v1');
+  if (!Number.isInteger(t) || !given || Math.abs(now / 1000 - t) > toleranceSeconds) return false;
+  const expected = signWebhook(secret, body, t).split('v1=')[1]!;
+  const a = Buffer.from(expected, 'hex');
+  const b = Buffer.from(given, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * A destination that POSTs each message as JSON. A 2xx answer is a delivery; anything else (or no answer
+ * in time) is a failure that backs off. The message id travels in `x-weft-id`, for the receiver to
+ * deduplicate redeliveries.
+ */
+export function webhookDestination(options: WebhookOptions = {}): Destination {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return {
+    name: options.name ?? WEBHOOK_DESTINATION,
+    timeoutMs: timeoutMs + 5_000,
+    async deliver(rows) {
+      const out: Delivery[] = new Array(rows.length);
+      let next = 0;
+      const worker = async () => {
+        while (next < rows.length) {
+          const i = next++;
+          out[i] = await post(rows[i]!, options, timeoutMs);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 8, rows.length) }, worker));
+      return out;
+    },
+  };
+}
+
+async function post(row: OutboxRow, options: WebhookOptions, timeoutMs: number): Promise<Delivery> {
+  const payload = row.payload;
+  if (payload.kind !== 'webhook' && payload.kind !== 'publish')
+    return { kind: 'failed', error: `a webhook cannot deliver a ${payload.kind} message`, permanent: true };
+  const url = options.url ?? (payload.kind === 'webhook' ? payload.url : undefined);
+  if (!url) return { kind: 'failed', error: 'no URL to deliver to', permanent: true };
+  const body = JSON.stringify(payload.message);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'weft',
+    'x-weft-id': payload.message.id,
+    'x-weft-type': payload.message.type,
+  };
+  if (payload.kind === 'publish' && payload.topic) headers['x-weft-topic'] = payload.topic;
+  if (options.secret)
+    headers['x-weft-signature'] = signWebhook(options.secret, body, Math.floor(Date.now() / 1000));
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers,
+      body,
+      signal: AbortSignal.timeout(timeoutMs),
+      redirect: 'manual',
+    });
+    await response.body?.cancel();
+    if (response.status >= 200 && response.status < 300) return { kind: 'delivered' };
+    return { kind: 'failed', error: `HTTP ${response.status} from ${url}` };
+  } catch (error) {
+    const e = error as Error & { cause?: { code?: string } };
+    const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? e.message);
+    return { kind: 'failed', error: `POST ${url} failed: ${why}` };
+  }
+}
