@@ -1,6 +1,5 @@
-import { Agent, request } from 'undici';
+import { ApiClient } from './api-client.js';
 import type { HumanTask, Limit, Schedule, ScheduleSpec, SweeperStats } from './flow-types.js';
-import { SseParser } from './sse.js';
 import type {
   Asking,
   BulkAnswer,
@@ -19,45 +18,8 @@ import type {
   SignalResult,
 } from './types.js';
 
-/** An error answer from the API: its HTTP status, stable code and message. */
-export class WeftApiError extends Error {
-  override readonly name = 'WeftApiError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: unknown,
-  ) {
-    super(message);
-  }
-}
-
-/** How to reach a Weft server. */
-export interface ClientOptions {
-  /** Base URL, such as http://127.0.0.1:8080. */
-  readonly url: string;
-  /** Namespace for every request (default `default`). */
-  readonly namespace?: string;
-  /** Connections kept open to the server. */
-  readonly connections?: number;
-}
-
 /** A typed client for Weft's HTTP API. Keeps connections alive; one client can be shared. */
-export class WeftClient {
-  readonly url: string;
-  private readonly agent: Agent;
-  private readonly headers: Record<string, string>;
-
-  constructor(options: ClientOptions) {
-    this.url = options.url.replace(/\/+$/, '');
-    this.agent = new Agent({
-      connections: options.connections ?? 16,
-      keepAliveTimeout: 60_000,
-      pipelining: 1,
-    });
-    this.headers = { 'content-type': 'application/json', 'x-weft-namespace': options.namespace ?? 'default' };
-  }
-
+export class WeftClient extends ApiClient {
   /** Deploys YAML; the same content returns the existing version. */
   deploy(yaml: string): Promise<Deployed> {
     return this.call('POST', '/v1/definitions', yaml, 'application/yaml');
@@ -307,60 +269,11 @@ export class WeftClient {
    * Server-Sent Events. A dropped connection is resumed from the last event received (Last-Event-ID),
    * so each event arrives once. Ends when `signal` aborts; throws on a 4xx answer (no such run).
    */
-  async *streamHistory(
+  streamHistory(
     id: string,
     options: { after?: number; signal?: AbortSignal } = {},
   ): AsyncGenerator<HistoryEvent> {
-    let after = options.after ?? 0;
-    let delay = 1000;
-    const signal = options.signal;
-    while (!signal?.aborted) {
-      try {
-        const response = await request(`${this.url}/v1/runs/${encodeURIComponent(id)}/events`, {
-          method: 'GET',
-          dispatcher: this.agent,
-          headers: {
-            accept: 'text/event-stream',
-            'last-event-id': String(after),
-            'x-weft-namespace': this.headers['x-weft-namespace']!,
-          },
-          ...(signal ? { signal } : {}),
-          headersTimeout: 30_000,
-          // The server sends a comment at least every 15 s; silence beyond this is a dead connection.
-          bodyTimeout: 60_000,
-        });
-        if (response.statusCode >= 400) {
-          const text = await response.body.text();
-          const err = (JSON.parse(text || 'null') as { error?: { code?: string; message?: string } } | null)
-            ?.error;
-          const failure = new WeftApiError(
-            response.statusCode,
-            err?.code ?? 'http_error',
-            err?.message ?? text,
-          );
-          if (response.statusCode < 500) throw failure;
-        } else {
-          const parser = new SseParser(String(after));
-          const decoder = new TextDecoder();
-          for await (const chunk of response.body) {
-            for (const message of parser.push(decoder.decode(chunk as Uint8Array, { stream: true }))) {
-              const event = JSON.parse(message.data) as HistoryEvent;
-              if (event.seq <= after) continue;
-              after = event.seq;
-              yield event;
-            }
-            if (parser.retry !== null) delay = parser.retry;
-          }
-        }
-      } catch (e) {
-        if (signal?.aborted) return;
-        if (e instanceof WeftApiError && e.status >= 400 && e.status < 500) throw e;
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-      });
-    }
+    return this.events<HistoryEvent>(`/v1/runs/${encodeURIComponent(id)}/events`, options);
   }
 
   /**
@@ -453,54 +366,5 @@ export class WeftClient {
   /** Puts dead letters back for delivery: by id, every one of a destination, or all with neither. */
   replayDeadLetters(select: { ids?: string[]; destination?: string } = {}): Promise<{ replayed: number }> {
     return this.call('POST', '/v1/dead-letters/replay', select);
-  }
-
-  async close(): Promise<void> {
-    await this.agent.close();
-  }
-
-  private async call<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    type = 'application/json',
-    signal?: AbortSignal,
-  ): Promise<T> {
-    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    let response: Awaited<ReturnType<typeof request>>;
-    try {
-      response = await request(`${this.url}${path}`, {
-        method: method as 'GET',
-        dispatcher: this.agent,
-        headers:
-          payload === undefined
-            ? { 'x-weft-namespace': this.headers['x-weft-namespace']! }
-            : { ...this.headers, 'content-type': type },
-        ...(payload !== undefined ? { body: payload } : {}),
-        ...(signal ? { signal } : {}),
-        headersTimeout: 120_000,
-        bodyTimeout: 120_000,
-      });
-    } catch (e) {
-      const cause = (e as { code?: string }).code ?? (e as Error).message;
-      throw new WeftApiError(
-        0,
-        'unreachable',
-        `cannot reach the Weft server at ${this.url} (${cause}); is it running?`,
-      );
-    }
-    const text = await response.body.text();
-    const parsed = text ? (JSON.parse(text) as unknown) : null;
-    if (response.statusCode >= 400) {
-      const err = (parsed as { error?: { code?: string; message?: string; details?: unknown } } | null)
-        ?.error;
-      throw new WeftApiError(
-        response.statusCode,
-        err?.code ?? 'http_error',
-        err?.message ?? `HTTP ${response.statusCode}`,
-        err?.details,
-      );
-    }
-    return parsed as T;
   }
 }
