@@ -1,7 +1,10 @@
 import type { LeasedTask, WeftClient } from '@weft/client';
 import type { RedisTaskSource, TaskMessage } from './redis-source.js';
 
-/** Longest a worker of a Redis-dispatching server goes without asking the server's own queue. */
+/**
+ * How often a worker of a Redis-dispatching server asks the server's own queue when it finds nothing
+ * there; a Redis read in between blocks no longer than this.
+ */
 export const TABLE_POLL_MS = 1000;
 
 /**
@@ -12,8 +15,8 @@ export const TABLE_POLL_MS = 1000;
  *
  * Tasks under limits (semaphores, a rate limit, a capped task type) are never announced: only the server's
  * table queue counts limits, so they wait there. The worker asks the table for them as well, without
- * waiting, at most every `TABLE_POLL_MS` while it finds none (and again at once when it found some), so a
- * task under a limit starts within about a second of being admitted.
+ * waiting, about every `TABLE_POLL_MS` while it finds none (its Redis reads block no longer than that) and
+ * again at once when it found some, so a task under a limit starts within about a second of being admitted.
  */
 export class RedisPoll {
   private tableAt = 0;
@@ -33,7 +36,7 @@ export class RedisPoll {
       if (answer.tasks.length > 0) return { tasks: answer.tasks, heartbeatMs: answer.heartbeat_ms };
       this.tableAt = Date.now() + TABLE_POLL_MS;
     }
-    const messages: TaskMessage[] = await this.source.read(max, Math.min(this.waitMs, 2 * TABLE_POLL_MS));
+    const messages: TaskMessage[] = await this.source.read(max, Math.min(this.waitMs, TABLE_POLL_MS));
     if (messages.length === 0) return { tasks: [], heartbeatMs: null };
     const named = messages.filter((m) => m.task_id !== '');
     const answer =
