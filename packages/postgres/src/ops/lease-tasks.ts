@@ -1,5 +1,5 @@
 import type { Json } from '@weft/core';
-import { ANY_NAMESPACE, type LeasedTask, type LeaseRequest, TASKS_DESTINATION } from '@weft/engine';
+import { ANY_NAMESPACE, type LeasedTask, type LeaseRequest } from '@weft/engine';
 import type { Db } from '../db.js';
 
 export interface LeasedJson {
@@ -106,81 +106,6 @@ export async function leaseTasks(
               'definition_name', r.definition_name))
              FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
   return { tasks: row!.tasks.map(fromJson), taken: row!.taken, gated: row!.gated, nextAt: row!.nextAt };
-}
-
-/**
- * Leases named tasks (their ids came in a message from outside PostgreSQL, such as a Redis stream). Only
- * tasks still queued at the named attempt, of the request's namespace (any, for the server's own runner),
- * are leased, so a duplicate or stale message leases nothing.
- *
- * Limits are counted only by the gated path of the table queue, so a dispatcher puts every task with gates
- * (semaphores, a rate limit) or of a capped task type on the table queue, never in a message, and a task
- * with a queue row is never leased here, whatever names it (its gates are on that row). A message can
- * still name a task of a capped type: the cap was set after the task was announced (the dispatcher decides
- * by the server's limit book, which lags a change by up to a few seconds). Such a task is not leased here:
- * it is moved to the table queue in this statement (under its task row lock, once), where the gated path
- * counts it against the cap (test: "a task announced before its type was capped is moved to the table
- * queue and leased under the cap"). Returns the leased tasks, and the task types moved, by namespace.
- */
-export async function leaseTasksById(
-  sql: Db,
-  request: LeaseRequest,
-  tasks: readonly { runId: string; taskId: string; attempt: number }[],
-): Promise<{ tasks: LeasedTask[]; moved: { namespace: string; taskType: string }[] }> {
-  if (tasks.length === 0) return { tasks: [], moved: [] };
-  const [row] = await sql<{ tasks: LeasedJson[]; moved: { namespace: string; taskType: string }[] }[]>`
-    WITH named AS (
-      SELECT t.run_id, t.id, t.task_type, t.priority, r.namespace,
-             EXISTS (SELECT 1 FROM weft.limits l WHERE l.namespace = r.namespace
-                        AND l.kind = 'concurrency' AND l.name = t.task_type) AS capped,
-             EXISTS (SELECT 1 FROM weft.queue q WHERE q.namespace = r.namespace AND q.task_type = t.task_type
-                        AND q.run_id = t.run_id AND q.task_id = t.id) AS on_table
-        FROM unnest(${tasks.map((t) => t.runId)}::uuid[], ${tasks.map((t) => t.taskId)}::uuid[], ${tasks.map((t) => t.attempt)}::int[])
-             AS k(run_id, id, attempt)
-        JOIN weft.tasks t ON t.run_id = k.run_id AND t.id = k.id AND t.attempt = k.attempt
-        JOIN weft.runs r ON r.id = t.run_id
-       WHERE t.status = 'queued' AND t.task_type = ANY(${[...request.taskTypes]}::text[]) AND r.status <> 'paused'
-         AND (${request.namespace}::text = ${ANY_NAMESPACE}::text OR r.namespace = ${request.namespace}::text)
-    ), leased AS (
-      UPDATE weft.tasks t
-         SET status = 'running', worker = ${request.worker}, lease_token = gen_random_uuid(), started_at = now(),
-             deadline_at = now() + t.timeout_ms * interval '1 millisecond',
-             lease_expires_at = least(now() + ${request.leaseMs}::int * interval '1 millisecond',
-                                      coalesce(now() + t.timeout_ms * interval '1 millisecond', 'infinity'))
-        FROM named n
-       WHERE t.run_id = n.run_id AND t.id = n.id AND NOT n.capped AND NOT n.on_table AND t.status = 'queued'
-      RETURNING t.id, t.run_id, t.node_id, t.iteration, t.attempt, t.task_type, t.input, t.lease_token,
-                t.lease_expires_at, t.deadline_at
-    ), movable AS (
-      -- Capped since it was announced: its task row lock makes the move happen once.
-      SELECT t.run_id, t.id FROM weft.tasks t JOIN named n ON t.run_id = n.run_id AND t.id = n.id
-       WHERE n.capped AND NOT n.on_table AND t.status = 'queued'
-         FOR UPDATE OF t SKIP LOCKED
-    ), moved AS (
-      INSERT INTO weft.queue (task_id, run_id, namespace, task_type, priority)
-      SELECT n.id, n.run_id, n.namespace, n.task_type, n.priority
-        FROM named n JOIN movable m ON m.run_id = n.run_id AND m.id = n.id
-      RETURNING namespace, task_type
-    ), announced AS (
-      -- Messages of the leased and moved tasks need no more announcing. A row the relay holds right now is
-      -- skipped, not waited for: the relay drops it itself once it sees the task is no longer queued.
-      DELETE FROM weft.outbox o
-       WHERE (o.run_id, o.id) IN (
-             SELECT x.run_id, x.id FROM weft.outbox x
-               JOIN (SELECT run_id, id FROM leased UNION ALL SELECT run_id, id FROM movable) l
-                 ON x.run_id = l.run_id AND x.task_id = l.id
-              WHERE x.destination = ${TASKS_DESTINATION} AND x.status = 'pending'
-                FOR UPDATE OF x SKIP LOCKED)
-    )
-    SELECT coalesce((SELECT json_agg(json_build_object(
-              'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,
-              'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
-              'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
-              'definition_name', r.definition_name))
-             FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks,
-           coalesce((SELECT json_agg(DISTINCT jsonb_build_object('namespace', m.namespace, 'taskType', m.task_type))
-                       FROM moved m), '[]'::json) AS moved`.execute();
-  return { tasks: row!.tasks.map(fromJson), moved: row!.moved };
 }
 
 /**
