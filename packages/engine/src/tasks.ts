@@ -252,8 +252,8 @@ export class TaskService {
 
   /**
    * Leases tasks named by messages from a queue outside PostgreSQL (the Redis dispatcher). Only tasks
-   * still queued at the named attempt are leased, with a fresh fencing token, in one statement: a
-   * duplicate or stale message leases nothing (test: "duplicate and stale task messages are harmless").
+   * still queued at the named attempt are leased, with a fresh fencing token, by the statement that checks
+   * it: a duplicate or stale message leases nothing (test: "a duplicate or stale task message is harmless").
    * Tasks under limits are never leased here: the dispatcher keeps them on the table queue, and a task of a
    * type capped since it was announced is moved there (polls waiting for its type are woken).
    */
