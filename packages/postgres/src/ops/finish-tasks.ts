@@ -7,6 +7,11 @@ import { jsonText } from '../db.js';
  * task is still running (seed 001, invariant 7): a finished task stays finished even if a late report
  * carries the right token (test: "a report after the task timed out is refused"). A report past the
  * attempt's deadline is refused too. Refused reports come back with the reason, for the run's history.
+ *
+ * `attempt + 0` and `coalesce(status, '')` are the same tests, written so the planner cannot use them to
+ * pick an index: left plain, it reads the partial index of running tasks (whose estimate is small and
+ * stale) or the identity index by (run, attempt), and joins every running task of those runs against the
+ * batch. Written this way, each report is one primary-key lookup.
  */
 export async function finishTasks(
   sql: Db,
@@ -22,8 +27,8 @@ export async function finishTasks(
                   ${reports.map((r) => (r.outcome.kind === 'completed' ? jsonText(r.outcome.output) : null))}::text[],
                   ${reports.map((r) => (r.outcome.kind === 'failed' ? jsonText(r.outcome.error) : null))}::text[])
            AS r(run_id, id, attempt, token, status, output, error)
-     WHERE t.run_id = r.run_id AND t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
-       AND t.status = 'running' AND (t.deadline_at IS NULL OR t.deadline_at > now())
+     WHERE t.run_id = r.run_id AND t.id = r.id AND t.attempt + 0 = r.attempt AND t.lease_token = r.token
+       AND coalesce(t.status, '') = 'running' AND (t.deadline_at IS NULL OR t.deadline_at > now())
        AND (${namespace ?? null}::text IS NULL
             OR EXISTS (SELECT 1 FROM weft.runs n WHERE n.id = t.run_id AND n.namespace = ${namespace ?? null}::text))
     RETURNING t.id, t.node_id, t.iteration, t.attempt`.execute();
