@@ -36,6 +36,11 @@ export interface WorkerOptions {
   readonly concurrency?: number;
   /** How long one poll waits on the server when no task is ready (default 20 s). */
   readonly pollWaitMs?: number;
+  /**
+   * Report requests in flight at once (default 2). Results finishing while reports are in flight go in
+   * the next batch; a second request lets the server work on two batches at the same time.
+   */
+  readonly reportsInFlight?: number;
   /** Called with problems the worker recovers from (a failed request, a lost lease). */
   readonly onProblem?: (message: string, error?: unknown) => void;
   /**
@@ -73,10 +78,11 @@ export class Worker {
   private readonly concurrency: number;
   private readonly running = new Map<string, Running>();
   private pending: Report[] = [];
-  private reporting: Promise<void> | null = null;
+  private reporting = 0;
   private polling = false;
   private pollReserved = 0;
   private reportReserved = 0;
+  private readonly maxReporting: number;
   private stopping = false;
   private readonly pollAbort = new AbortController();
   private heartbeatTimer: NodeJS.Timeout | null = null;
@@ -97,6 +103,7 @@ export class Worker {
     this.types = Object.keys(options.handlers);
     if (this.types.length === 0) throw new Error('a worker needs at least one handler');
     this.concurrency = Math.max(1, options.concurrency ?? 10);
+    this.maxReporting = Math.max(1, options.reportsInFlight ?? 2);
   }
 
   /**
@@ -166,7 +173,7 @@ export class Worker {
 
   /** Starts a poll when slots are free and no report is about to bring tasks. */
   private schedule(): void {
-    if (this.stopping || this.polling || this.reporting || this.pending.length > 0 || this.free <= 0) return;
+    if (this.stopping || this.polling || this.reporting > 0 || this.pending.length > 0 || this.free <= 0) return;
     this.polling = true;
     this.pollReserved = this.free;
     void this.poll(this.pollReserved);
@@ -285,14 +292,16 @@ export class Worker {
     });
   }
 
-  /** Sends pending reports, one request at a time; reports finishing meanwhile go in the next batch. */
+  /** Sends pending reports, a few requests at a time; reports finishing meanwhile go in the next batch. */
   private flush(): void {
-    if (this.reporting || this.pending.length === 0) return;
+    if (this.reporting >= this.maxReporting || this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
     const want = this.stopping ? 0 : Math.max(0, this.free);
-    this.reportReserved = want;
-    this.reporting = (async () => {
+    this.reportReserved += want;
+    this.reporting++;
+    void (async () => {
+      let reserved = want;
       try {
         const answer = await this.client.report(this.name, batch, { taskTypes: this.types, max: want });
         this.backoffMs = 0;
@@ -304,7 +313,8 @@ export class Worker {
           } else if ('error' in sent) this.stats.failed++;
           else this.stats.completed++;
         }
-        this.reportReserved = 0;
+        this.reportReserved -= reserved;
+        reserved = 0;
         for (const task of answer.tasks) this.run(task);
       } catch (e) {
         // Keep the reports: fencing makes re-sending safe.
@@ -313,8 +323,8 @@ export class Worker {
         this.options.onProblem?.(`report failed; retrying in ${this.backoffMs} ms`, e);
         await new Promise((r) => setTimeout(r, this.backoffMs));
       } finally {
-        this.reportReserved = 0;
-        this.reporting = null;
+        this.reportReserved -= reserved;
+        this.reporting--;
         this.flush();
         this.schedule();
         this.checkIdle();
@@ -360,7 +370,7 @@ export class Worker {
       !this.polling &&
       this.running.size === 0 &&
       this.pending.length === 0 &&
-      !this.reporting
+      this.reporting === 0
     ) {
       const done = this.idle;
       this.idle = null;
