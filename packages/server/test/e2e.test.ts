@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { type Run, WeftClient } from '@weft/client';
+import { type Run, WeftApiError, WeftClient } from '@weft/client';
 import { verifyWebhook } from '@weft/engine';
 import { type RunningServer, serve } from '@weft/server';
 import { createTestDatabase, serviceUrl, type TestDatabase } from '@weft/testing';
@@ -162,9 +162,14 @@ for (const dispatcher of ['table', 'redis'] as const) {
     async function finished(id: string, ms = 20_000): Promise<Run> {
       const until = Date.now() + ms;
       for (;;) {
-        const run = await client.getRun(id);
-        if (run.status !== 'running') return run;
-        if (Date.now() > until) throw new Error(`run ${id} still running: ${JSON.stringify(run.tasks)}`);
+        // A run started by a start_workflow node is created by the outbox relay, a moment after the
+        // node that started it completes: until then it does not exist yet.
+        const run = await client.getRun(id).catch((e: unknown) => {
+          if (e instanceof WeftApiError && e.status === 404 && Date.now() < until) return null;
+          throw e;
+        });
+        if (run && run.status !== 'running') return run;
+        if (Date.now() > until) throw new Error(`run ${id} still running: ${JSON.stringify(run?.tasks)}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     }
