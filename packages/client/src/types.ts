@@ -2,7 +2,14 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** Run statuses. */
-export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'cancelled' | 'terminated';
+export type RunStatus =
+  | 'running'
+  | 'paused'
+  | 'compensating'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'terminated';
 
 /** A run. */
 export interface Run {

@@ -13,6 +13,7 @@ export * from './decider/mailbox.js';
 export * from './decider/plan.js';
 export * from './decider/reset.js';
 export * from './decider/state.js';
+export * from './definition/compensation.js';
 export * from './definition/control-types.js';
 export * from './definition/effect-nodes.js';
 export * from './definition/graph.js';

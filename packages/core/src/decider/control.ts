@@ -100,10 +100,13 @@ export async function decideControl(ctx: DecisionContext, event: OperatorEvent):
   }
 }
 
-/** Cancels or terminates a running or paused run: open work stops and late reports are refused. */
+/**
+ * Cancels or terminates a running, paused or compensating run: open work (a running compensation too)
+ * stops and late reports are refused.
+ */
 function stopRun(ctx: DecisionContext, event: Requester, status: 'cancelled' | 'terminated'): void {
   const was = ctx.run.status;
-  if (was !== 'running' && was !== 'paused') return;
+  if (was !== 'running' && was !== 'paused' && was !== 'compensating') return;
   const message = event.reason ? `${status} by ${event.by}: ${event.reason}` : `${status} by ${event.by}`;
   ctx.emit({
     kind: 'cancel_open_work',
