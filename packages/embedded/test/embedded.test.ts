@@ -1,0 +1,168 @@
+import { defineStep, defineWorkflow, inputOf, type Json, outputOf } from '@weft/core';
+import { createTestEngine, type Handler, handle, RunFailedError, TerminalError } from '@weft/embedded';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const add = defineStep<{ a: number; b: number }, { sum: number }>('math.add');
+const double = defineStep<{ n: number }, { n: number }>('math.double');
+const flaky = defineStep<{ n: number }, { n: number }>('math.flaky');
+
+const arithmetic = defineWorkflow<{ a: number; b: number }, { result: number }>('arithmetic')
+  .task('add', add, { input: { a: inputOf('a'), b: inputOf('b') } })
+  .task('double', double, { after: ['add'], input: { n: outputOf('add', 'sum') } })
+  .output({ result: outputOf('double', 'n') })
+  .build();
+
+const engines: { stop(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const e of engines.splice(0)) await e.stop();
+});
+
+function testEngine(...handlers: Handler[]) {
+  const engine = createTestEngine({ handlers });
+  engines.push(engine);
+  return engine;
+}
+
+describe('createEngine on the in-memory store', () => {
+  it('runs a code-first workflow with plain async handlers and returns its output', async () => {
+    const engine = testEngine(
+      handle(add, async ({ a, b }) => ({ sum: a + b })),
+      handle(double, ({ n }) => ({ n: n * 2 })),
+    );
+    await expect(engine.run(arithmetic, { a: 2, b: 3 })).resolves.toEqual({ result: 10 });
+    const handle2 = await engine.start(arithmetic, { a: 1, b: 1 });
+    await expect(handle2.result()).resolves.toEqual({ result: 4 });
+    const history = await engine.engine.context.store.readHistory(handle2.id, 0, 100);
+    expect(history.map((h) => h.type)).toContain('run.completed');
+  });
+
+  it('retries by the policy, with backoff that the manual clock makes due at once', async () => {
+    let calls = 0;
+    const wf = defineWorkflow('retrying')
+      .task('f', flaky, {
+        input: { n: 1 },
+        retry: { maxAttempts: 3, backoff: 'exponential', delay: '1h', maxDelay: '3h' },
+      })
+      .build();
+    const engine = testEngine(
+      handle(flaky, ({ n }) => {
+        calls++;
+        if (calls < 3) throw new Error(`try ${calls} failed`);
+        return { n };
+      }),
+    );
+    const run = await engine.start(wf, {});
+    const failures = async () =>
+      (await engine.engine.context.store.readHistory(run.id, 0, 100)).filter((h) => h.type === 'task.failed')
+        .length;
+    await eventually(async () => (await failures()) === 1);
+    engine.advance('1h');
+    await eventually(async () => (await failures()) === 2);
+    engine.advance('2h');
+    await expect(run.result()).resolves.toEqual({ f: { n: 1 } });
+    expect(calls).toBe(3);
+  });
+
+  it('fails without retrying on a TerminalError, and reports the run failed', async () => {
+    let calls = 0;
+    const engine = testEngine(
+      handle(flaky, () => {
+        calls++;
+        throw new TerminalError('card declined');
+      }),
+    );
+    const wf = defineWorkflow('terminal')
+      .task('f', flaky, { retry: { maxAttempts: 5 } })
+      .build();
+    const error = await engine.run(wf, {}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RunFailedError);
+    expect((error as RunFailedError).error).toMatchObject({
+      node: 'f',
+      message: expect.stringContaining('card declined'),
+    });
+    expect(calls).toBe(1);
+  });
+
+  it('waits on timers and signals, and fans out over a map', async () => {
+    const wf = defineWorkflow('waiting')
+      .wait('nap', { duration: '2d' })
+      .waitForEvent('approval', { after: ['nap'], event: 'approved', timeout: '7d' })
+      .map('each', {
+        after: ['approval'],
+        items: 'input.numbers',
+        body: (b) => b.task('d', double, { input: { n: 'item' } }),
+      })
+      .output({ doubled: 'nodes.each.output.d.n', by: 'nodes.approval.output.by' })
+      .build();
+    const engine = testEngine(handle(double, ({ n }) => ({ n: n * 2 })));
+    const run = await engine.start(wf, { numbers: [1, 2, 3] });
+    await eventually(async () => (await engine.engine.runs.get(run.id)).status === 'running');
+    engine.advance('2d');
+    // Sent before or after the wait is reached: a signal is kept until a node waits for it.
+    const sent = await engine.signal(run.id, 'approved', { by: 'ada' });
+    expect(['delivered', 'kept']).toContain(sent.outcome);
+    await expect(run.result()).resolves.toEqual({ doubled: [2, 4, 6], by: 'ada' });
+  });
+
+  it('compensates completed steps in reverse order when a later step fails for good', async () => {
+    const book = defineStep<{ what: string }, { ref: string }>('trip.book');
+    const cancel = defineStep<{ ref: string }, null>('trip.cancel');
+    const pay = defineStep('trip.pay');
+    const trip = defineWorkflow('trip')
+      .task('flight', book, {
+        input: { what: "'flight'" },
+        compensate: { step: cancel, input: { ref: outputOf('flight', 'ref') } },
+      })
+      .task('hotel', book, { after: ['flight'], input: { what: "'hotel'" }, compensate: { step: cancel } })
+      .task('payment', pay, { after: ['hotel'], retry: { maxAttempts: 1 } })
+      .build();
+    const cancelled: string[] = [];
+    const engine = testEngine(
+      handle(book, ({ what }) => ({ ref: `${what}-1` })),
+      handle(cancel, ({ ref }) => {
+        cancelled.push(ref);
+        return null;
+      }),
+      handle(pay, () => {
+        throw new Error('card declined');
+      }),
+    );
+    const error = (await engine.run(trip, {}).catch((e: unknown) => e)) as RunFailedError;
+    expect(error).toBeInstanceOf(RunFailedError);
+    expect(error.run.status).toBe('failed');
+    expect(error.error).toMatchObject({
+      node: 'payment',
+      compensation: { status: 'completed', compensated: ['hotel', 'flight'] },
+    });
+    expect(cancelled).toEqual(['hotel-1', 'flight-1']);
+  });
+
+  it('checks a definition before it runs: every task type needs a handler', async () => {
+    const engine = testEngine(handle(add, ({ a, b }) => ({ sum: a + b })));
+    await expect(engine.run(arithmetic, { a: 1, b: 2 })).rejects.toMatchObject({
+      code: 'invalid_definition',
+      message: expect.stringContaining('no handler is registered for task type "math.double"'),
+    });
+  });
+
+  it('runs a sub-workflow as a child run', async () => {
+    const parent = defineWorkflow('parent')
+      .subWorkflow('child', { workflow: arithmetic, input: { a: 20, b: 1 } })
+      .output({ got: outputOf('child', 'result') })
+      .build();
+    const engine = testEngine(
+      handle(add, async ({ a, b }) => ({ sum: a + b })),
+      handle(double, ({ n }) => ({ n: n * 2 })),
+    );
+    await engine.deploy(arithmetic);
+    await expect(engine.run(parent, {} as Json)).resolves.toEqual({ got: 42 });
+  });
+});
+
+async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
