@@ -85,6 +85,9 @@ export class Executor {
     this.running.set(task.id, abort);
     const heartbeat = setInterval(() => void this.renew(task, abort), this.tasks.terms.heartbeatMs);
     heartbeat.unref();
+    // An aborted task (lease lost, engine stopping) is renewed no more, even if its handler never returns:
+    // its lease must run out so that another engine can take it.
+    abort.signal.addEventListener('abort', () => clearInterval(heartbeat), { once: true });
     const handler = this.handlers.get(task.taskType)!;
     void (async () => {
       let outcome: TaskReport['outcome'];
