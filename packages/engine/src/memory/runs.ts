@@ -30,11 +30,15 @@ export function deployDefinition(
   return { record: definitionRecord(row), created: true };
 }
 
-/** Running (or paused) runs of a namespace: what its quota counts. */
+/** Running (or paused, or compensating) runs of a namespace: what its quota counts. */
 export function activeRuns(op: Op, namespace: string): number {
   let n = 0;
   for (const r of op.s.runs.values())
-    if (r.namespace === namespace && (r.status === 'running' || r.status === 'paused')) n++;
+    if (
+      r.namespace === namespace &&
+      (r.status === 'running' || r.status === 'paused' || r.status === 'compensating')
+    )
+      n++;
   return n;
 }
 
