@@ -215,3 +215,25 @@ edges: [{ from: a, to: b }]
     }
   });
 });
+
+describe('retrying a run of a workflow with compensations', () => {
+  it('is allowed when nothing was compensated, and a later failure compensates what completed', async () => {
+    const sim = new Sim(chain, { who: 'ada' });
+    await sim.send({ kind: 'run_started' });
+    await sim.send(sim.fail('flight', false));
+    await drain(sim);
+    expect(sim.run.status).toBe('failed');
+    const check = checkControl(chain, sim.run, [...sim.tasks.values()], { kind: 'retry', by: 'op' });
+    expect(check.ok).toBe(true);
+    if (!check.ok) return;
+    await sim.send(check.value);
+    expect(sim.run.status).toBe('running');
+    expect(sim.queued()).toEqual(['flight']);
+    await sim.send(sim.complete('flight', { ref: 'F2' }));
+    await sim.send(sim.fail('hotel', false));
+    expect(sim.run.status).toBe('compensating');
+    await drain(sim);
+    expect(sim.queued()).toEqual(['flight.compensate']);
+    expect(sim.task('flight.compensate').input).toEqual({ booking: 'F2', who: 'ada' });
+  });
+});

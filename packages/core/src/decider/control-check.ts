@@ -1,6 +1,6 @@
-import { SAGA_LOG_NODE } from '../definition/compensation.js';
+import { compensatedNodeOf } from '../definition/compensation.js';
 import type { Workflow } from '../definition/workflow.js';
-import { isJsonObject, type Json } from '../json.js';
+import type { Json } from '../json.js';
 import { err, ok, type Result } from '../result.js';
 import { reopensBody } from './body-rerun.js';
 import { overrideTarget, RETRYABLE_RUN_STATUSES } from './control.js';
@@ -206,10 +206,9 @@ function refuse(code: string, message: string): { readonly ok: false; readonly e
   return err({ code, status: 409, message });
 }
 
-/** True when the run's saga log shows its compensations started: what it did has been undone. */
+/** True when the run ran a compensation: what it did has been (partly) undone. */
 function wasCompensated(tasks: readonly TaskState[]): boolean {
-  const log = tasks.find((t) => t.nodeId === SAGA_LOG_NODE)?.output;
-  return isJsonObject(log) && log.phase !== 'open';
+  return tasks.some((t) => compensatedNodeOf(t.nodeId) !== null);
 }
 
 function compensatedMessage(run: RunView, verb: string): string {
