@@ -137,6 +137,14 @@ describe('createEngine on the in-memory store', () => {
     expect(cancelled).toEqual(['hotel-1', 'flight-1']);
   });
 
+  it('types handlers by their steps', () => {
+    // @ts-expect-error the handler must return the step's output ({ sum: number })
+    handle(add, ({ a }) => ({ total: a }));
+    // @ts-expect-error the input has no field c
+    handle(add, ({ c }) => ({ sum: c }));
+    expect(handle(add, ({ a, b }) => ({ sum: a + b })).taskType).toBe('math.add');
+  });
+
   it('checks a definition before it runs: every task type needs a handler', async () => {
     const engine = testEngine(handle(add, ({ a, b }) => ({ sum: a + b })));
     await expect(engine.run(arithmetic, { a: 1, b: 2 })).rejects.toMatchObject({

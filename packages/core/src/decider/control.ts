@@ -1,3 +1,4 @@
+import { compensatedNodeOf } from '../definition/compensation.js';
 import type { Json } from '../json.js';
 import { reopensBody } from './body-rerun.js';
 import type { DecisionContext } from './context.js';
@@ -70,7 +71,7 @@ export async function decideControl(ctx: DecisionContext, event: OperatorEvent):
       stopRun(ctx, event, 'terminated');
       return [];
     case 'run_retried': {
-      if (!RETRYABLE_RUN_STATUSES.includes(status)) return [];
+      if (!RETRYABLE_RUN_STATUSES.includes(status) || ranCompensation(ctx)) return [];
       const chosen = inGraphOrder(ctx.workflow, retrySet(ctx.allTasks()));
       if (chosen.length === 0 || reopensBody(ctx.workflow, chosen)) return [];
       ctx.record('run.retried', { ...who(event), nodes: chosen.map(instanceLabel) });
@@ -79,6 +80,7 @@ export async function decideControl(ctx: DecisionContext, event: OperatorEvent):
     }
     case 'run_rerun': {
       if (!isTerminalRun(status) || ctx.task(event.nodeId, event.iteration) === null) return [];
+      if (ranCompensation(ctx)) return [];
       const chosen = inGraphOrder(ctx.workflow, rerunSet(ctx.workflow, ctx.allTasks(), event));
       if (reopensBody(ctx.workflow, chosen)) return [];
       ctx.record('run.rerun', {
@@ -190,4 +192,9 @@ function outcomeFields(
 
 function who(event: Requester): { by: string; reason: string | null } {
   return { by: event.by, reason: event.reason ?? null };
+}
+
+/** True when the run ran a compensation (retry and rerun are refused then; see checkControl). */
+function ranCompensation(ctx: DecisionContext): boolean {
+  return ctx.allTasks().some((t) => compensatedNodeOf(t.nodeId) !== null);
 }
