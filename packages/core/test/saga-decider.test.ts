@@ -237,3 +237,46 @@ describe('retrying a run of a workflow with compensations', () => {
     expect(sim.task('flight.compensate').input).toEqual({ booking: 'F2', who: 'ada' });
   });
 });
+
+describe('compensation inside a map', () => {
+  it('undoes each completed item, last completed first, with an input read at the item', async () => {
+    const wf = workflowOf(`
+name: charges
+nodes:
+  - id: each
+    kind: map
+    items: input.orders
+    body:
+      nodes:
+        - id: pay
+          task_type: charge
+          input: { order: item.id }
+          compensate: { task_type: refund, input: { order: item.id, paid: nodes.pay.output.paid } }
+  - { id: ship, task_type: ship, retry: { max_attempts: 1 } }
+edges:
+  - { from: each, to: ship }
+`);
+    const sim = new Sim(wf, { orders: [{ id: 'a' }, { id: 'b' }, { id: 'c' }] });
+    await sim.send({ kind: 'run_started' });
+    await sim.send(sim.complete('pay', { paid: 2 }, '1'));
+    await sim.send(sim.complete('pay', { paid: 3 }, '2'));
+    await sim.send(sim.complete('pay', { paid: 1 }, '0'));
+    await sim.send(sim.fail('ship', false));
+    await drain(sim);
+    const undone: unknown[] = [];
+    for (const iteration of ['0', '2', '1']) {
+      expect(sim.queuedAt()).toEqual([`pay.compensate[${iteration}]`]);
+      undone.push(sim.task('pay.compensate', iteration).input);
+      await sim.send(sim.complete('pay.compensate', null, iteration));
+    }
+    expect(undone).toEqual([
+      { order: 'a', paid: 1 },
+      { order: 'c', paid: 3 },
+      { order: 'b', paid: 2 },
+    ]);
+    expect(sim.run.status).toBe('failed');
+    expect(sim.actions.filter((a) => a.kind === 'finish_run').at(-1)).toMatchObject({
+      error: { compensation: { compensated: ['pay[0]', 'pay[2]', 'pay[1]'] } },
+    });
+  });
+});
