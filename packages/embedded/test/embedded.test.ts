@@ -137,6 +137,33 @@ describe('createEngine on the in-memory store', () => {
     expect(cancelled).toEqual(['hotel-1', 'flight-1']);
   });
 
+  it('fences a handler that outlived its lease: its late report is refused, the next attempt counts', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let calls = 0;
+    const engine = testEngine(
+      handle(double, async ({ n }, ctx) => {
+        calls++;
+        if (ctx.attempt === 1) await held; // a slow first attempt
+        return { n: n * 10 * ctx.attempt };
+      }),
+    );
+    const wf = defineWorkflow('slow')
+      .task('d', double, { input: { n: 1 }, retry: { maxAttempts: 2, delay: '1s' } })
+      .build();
+    const run = await engine.start(wf, {});
+    await eventually(async () => calls === 1);
+    // The lease (90 s) runs out in store time; the attempt fails as lease_expired and is retried.
+    engine.advance('2m');
+    const history = () => engine.engine.context.store.readHistory(run.id, 0, 100);
+    await eventually(async () => (await history()).some((h) => h.type === 'task.failed'));
+    engine.advance('1s');
+    await expect(run.result()).resolves.toEqual({ d: { n: 20 } });
+    release();
+    await eventually(async () => (await history()).some((h) => h.type === 'task.report_refused'));
+    expect((await engine.engine.runs.get(run.id)).output).toEqual({ d: { n: 20 } });
+  });
+
   it('types handlers by their steps', () => {
     // @ts-expect-error the handler must return the step's output ({ sum: number })
     handle(add, ({ a }) => ({ total: a }));
