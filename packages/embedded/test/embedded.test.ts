@@ -172,6 +172,70 @@ describe('createEngine on the in-memory store', () => {
     expect(handle(add, ({ a, b }) => ({ sum: a + b })).taskType).toBe('math.add');
   });
 
+  it('ends compensation_failed when a compensation fails for good, leaving the rest undone', async () => {
+    const engine = testEngine(
+      handle(add, ({ a, b }) => ({ sum: a + b })),
+      handle(double, () => {
+        throw new TerminalError('cannot undo');
+      }),
+      handle(flaky, () => {
+        throw new TerminalError('no');
+      }),
+    );
+    const yaml = `
+name: undo-fails
+nodes:
+  - { id: first, task_type: math.add, input: { a: 1, b: 2 }, compensate: { task_type: math.add, input: { a: 0, b: 0 } } }
+  - { id: second, task_type: math.add, input: { a: 3, b: 4 }, compensate: { task_type: math.double } }
+  - { id: third, task_type: math.flaky }
+edges:
+  - { from: first, to: second }
+  - { from: second, to: third }
+`;
+    await engine.deploy(yaml);
+    const error = (await engine.run('undo-fails', {}).catch((e: unknown) => e)) as RunFailedError;
+    expect(error).toBeInstanceOf(RunFailedError);
+    expect(error.error).toMatchObject({
+      reason: 'compensation_failed',
+      node: 'third',
+      compensation: { status: 'failed', failed: 'second', compensated: [], pending: ['first'] },
+    });
+    const history = await engine.engine.context.store.readHistory(error.run.id, 0, 100);
+    expect(history.map((h) => h.type)).toContain('run.compensation_failed');
+  });
+
+  it('lets external workers run task types it has no handler for, when told so', async () => {
+    const engine = createTestEngine({
+      handlers: [handle(add, ({ a, b }) => ({ sum: a + b }))],
+      externalTaskTypes: ['math.double'],
+    });
+    engines.push(engine);
+    const run = await engine.start(arithmetic, { a: 1, b: 2 });
+    const [task] = await eventuallyValue(() =>
+      engine.engine.tasks.poll({
+        namespace: 'default',
+        worker: 'http-worker',
+        taskTypes: ['math.double'],
+        max: 1,
+        waitMs: 100,
+      }),
+    );
+    await engine.engine.tasks.report({
+      namespace: 'default',
+      worker: 'http-worker',
+      reports: [
+        {
+          runId: task!.runId,
+          taskId: task!.id,
+          attempt: task!.attempt,
+          leaseToken: task!.leaseToken,
+          outcome: { kind: 'completed', output: { n: 99 } },
+        },
+      ],
+    });
+    await expect(run.result()).resolves.toEqual({ result: 99 });
+  });
+
   it('checks a definition before it runs: every task type needs a handler', async () => {
     const engine = testEngine(handle(add, ({ a, b }) => ({ sum: a + b })));
     await expect(engine.run(arithmetic, { a: 1, b: 2 })).rejects.toMatchObject({
@@ -193,6 +257,15 @@ describe('createEngine on the in-memory store', () => {
     await expect(engine.run(parent, {} as Json)).resolves.toEqual({ got: 42 });
   });
 });
+
+async function eventuallyValue<T>(get: () => Promise<T[]>, ms = 5000): Promise<T[]> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const got = await get();
+    if (got.length > 0) return got;
+    if (Date.now() > until) throw new Error('timed out');
+  }
+}
 
 async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<void> {
   const until = Date.now() + ms;
