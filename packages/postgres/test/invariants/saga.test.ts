@@ -121,6 +121,13 @@ describe('saga compensation on PostgreSQL', () => {
         .filter((h) => h.type === 'task.completed' && STEPS.includes(h.nodeId ?? ''))
         .map((h) => h.nodeId);
       expect(undone).toEqual([...seen].reverse());
+      // Each compensation is recorded like any task: scheduled, then completed, one after the other.
+      const steps = history
+        .filter((h) => h.nodeId?.endsWith('.compensate'))
+        .map((h) => `${h.type} ${h.nodeId}`);
+      expect(steps).toEqual(
+        undone.flatMap((s) => [`task.scheduled ${s}.compensate`, `task.completed ${s}.compensate`]),
+      );
       expect(final.error).toMatchObject({
         node: 'boom',
         compensation: { status: 'completed', compensated: undone },
