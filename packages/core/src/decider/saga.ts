@@ -104,7 +104,9 @@ export function noteCompleted(ctx: DecisionContext, nodeId: string, iteration: s
  * no compensations. The first compensation is taken by a `compensation_due` event left in the run's
  * inbox: it is decided after every completion that committed before this decision cancelled the open
  * work (the write cancels before it appends to the inbox), so a step that completed in a race with the
- * failure is compensated too (test: "a completion racing the failure is compensated").
+ * failure is compensated too (tests: "compensates a step completed without the run lock between the
+ * failure's reads and its write", and "a crash right after the failing commit loses nothing" for the
+ * decision asked for in the same transaction).
  */
 export function beginCompensation(ctx: DecisionContext, error: RunError): boolean {
   if (!ctx.workflow.compensable || ctx.run.status !== 'running') return false;

@@ -142,6 +142,66 @@ describe('saga compensation on PostgreSQL', () => {
     expect(outcomes.size).toBeGreaterThan(1);
   });
 
+  it("compensates a step completed without the run lock between the failure's reads and its write", async () => {
+    // A report whose decision fails with an engine error is applied again without the run lock (its event
+    // goes to the inbox). Here that happens while the failure's transaction holds the run, after its reads:
+    // the failing decision cannot know the step completed, and the step's event is decided after the
+    // failure, while the run is compensating.
+    let late = 0;
+    for (let round = 0; round < 4; round++) {
+      const run = await engines[0]!.runs.start({ namespace: 'default', definition: 'saga', input: {} });
+      const [start] = await eventually(async () => {
+        const got = await poll(engines[1]!, ['saga.step'], 1);
+        return got.length > 0 ? got : undefined;
+      });
+      await report(engines[1]!, [completed(start!, null)]);
+      const branches = await eventually(async () => {
+        const got = await poll(engines[1]!, ['saga.step', 'saga.boom'], 20);
+        return got.length === STEPS.length + 1 ? got : undefined;
+      });
+      const step = branches.find((t) => t.nodeId === 's1')!;
+      const boom = branches.find((t) => t.nodeId === 'boom')!;
+      let calls = 0;
+      let atFault: () => void = () => {};
+      const stepAtFault = new Promise<void>((r) => (atFault = r));
+      let letGo: () => void = () => {};
+      const release = new Promise<void>((r) => (letGo = r));
+      let stepReport: Promise<unknown> = Promise.resolve();
+      const disarm = armFault('report.after-finish', async () => {
+        calls++;
+        if (calls === 1) {
+          // The step's report, holding the run: fail its decision once the failure waits for the lock.
+          atFault();
+          await release;
+          throw new Error('a decision failed (test)');
+        }
+        // The failure's report, after its reads: the step's report lands, unlocked, before it decides.
+        await stepReport;
+      });
+      try {
+        stepReport = report(engines[1]!, [completed(step, 'done')]);
+        await stepAtFault;
+        const failing = report(engines[2]!, [failed(boom, 'boom', false)]);
+        await sleep(50);
+        letGo();
+        await Promise.all([stepReport, failing]);
+      } finally {
+        disarm();
+      }
+      const history0 = await engines[0]!.context.store.readHistory(run.id, 0, 1000);
+      const known = history0.find((h) => h.type === 'run.compensating')?.data as { steps: string[] };
+      if (!known.steps.includes('s1')) late++;
+      const undone = await compensate(run.id);
+      expect(undone).toEqual(['s1']);
+      expect(await engines[0]!.runs.get(run.id)).toMatchObject({
+        status: 'failed',
+        error: { compensation: { status: 'completed', compensated: ['s1'] } },
+      });
+    }
+    // The failing decision did not know of the completion at least once: the late path was taken.
+    expect(late).toBeGreaterThan(0);
+  });
+
   it('a crash right after the failing commit loses nothing: another engine runs the compensations', async () => {
     const run = await engines[0]!.runs.start({ namespace: 'default', definition: 'saga', input: {} });
     const [start] = await eventually(async () => {
