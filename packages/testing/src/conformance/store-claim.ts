@@ -229,6 +229,10 @@ export function claimTests(fixture: () => Fixture): void {
       const [late] = await store.transaction((tx) => tx.finishTasks([completion(task)]));
       expect(late).toMatchObject({ accepted: false, why: 'the task is already timed out' });
       expect(await expiredIds(fixture())).not.toContain(task.id);
+      // A reaper that comes later (its list read before the attempt ended) finds nothing to end.
+      expect(
+        await store.transaction((tx) => tx.expireLeases([{ runId: task.runId, taskId: task.id }])),
+      ).toEqual([]);
     });
 
     it('an attempt past its own timeout ends as a timeout, not a lost lease', async () => {

@@ -84,6 +84,34 @@ export function limitTests(fixture: () => Fixture): void {
       expect((await lease(store, leaseRequest(ns, { max: 5 }))).map((t) => t.id)).toEqual([tasks[1]!.taskId]);
     });
 
+    it('semaphore permits hold under concurrent leasers of different task types', async () => {
+      const { store, ns, runId } = await setup();
+      await store.transaction((tx) =>
+        tx.setLimits([{ namespace: ns, kind: 'semaphore', name: 'db', max: 1, windowMs: null }]),
+      );
+      // Each leaser asks for its own task type, so no two of them compete for a queue row: only the
+      // semaphore's count stands between them.
+      const types = ['t0', 't1', 't2', 't3'];
+      for (const taskType of types)
+        await queueTask(store, runId, ns, { nodeId: taskType, taskType, gates: { 'semaphore:db': 1 } });
+      const peers = await fixture().peers(types.length);
+      const leased = (
+        await Promise.all(
+          peers.map((peer, i) =>
+            peer.transaction(async (tx) => {
+              const { tasks } = await tx.leaseTasks(
+                leaseRequest(ns, { taskTypes: [types[i]!], worker: `w${i}` }),
+              );
+              await sleep(40);
+              return tasks;
+            }),
+          ),
+        )
+      ).flat();
+      expect(leased).toHaveLength(1);
+      expect((await store.limitUsage(ns))[0]).toMatchObject({ name: 'db', used: 1 });
+    });
+
     it('a rate limit admits its number of starts per window and says when to try again', async () => {
       const { store, ns, runId } = await setup();
       await store.transaction((tx) =>
