@@ -60,6 +60,31 @@ const code = defineWorkflow<{ amount: number; items: { sku: string; qty: number 
   .subWorkflow('insure', { after: [{ from: 'route', case: true }], workflow: 'insurance', timeout: '1h' })
   .noop('skip', { after: [{ from: 'route', default: true }] })
   .task('ship', notify, { after: ['insure', 'skip'], join: 'any', priority: 5 })
+  .loop('track', {
+    after: ['ship'],
+    while: "nodes.poll.output.state != 'delivered'",
+    maxIterations: 10,
+    body: (b) => b.task('poll', notify).wait('pause', { after: ['poll'], duration: '1h' }),
+  })
+  .http('confirm', {
+    after: ['track'],
+    url: "'https://example.com/hook'",
+    method: 'POST',
+    body: { done: true },
+    success: [200, '3xx'],
+  })
+  .event('announce', {
+    after: ['confirm'],
+    sink: 'events',
+    topic: 'orders.done',
+    payload: { paid: outputOf('charge', 'payment_id') },
+  })
+  .startWorkflow('survey', { after: ['announce'], workflow: 'survey', input: { who: inputOf('email') } })
+  .terminate('done', {
+    after: ['survey'],
+    status: 'completed',
+    output: { paid: outputOf('charge', 'payment_id') },
+  })
   .output({ paid: outputOf('charge', 'payment_id') })
   .build();
 
@@ -101,6 +126,19 @@ nodes:
   - { id: insure, kind: sub_workflow, definition: insurance, timeout: 1h }
   - { id: skip, kind: noop }
   - { id: ship, task_type: mail.send, join: any, priority: 5 }
+  - id: track
+    kind: loop
+    while: nodes.poll.output.state != 'delivered'
+    max_iterations: 10
+    body:
+      nodes:
+        - { id: poll, task_type: mail.send }
+        - { id: pause, kind: wait, duration: 1h }
+      edges: [{ from: poll, to: pause }]
+  - { id: confirm, kind: http, url: "'https://example.com/hook'", method: POST, body: { done: true }, success: [200, 3xx] }
+  - { id: announce, kind: event, sink: events, topic: orders.done, payload: { paid: nodes.charge.output.payment_id } }
+  - { id: survey, kind: start_workflow, definition: survey, input: { who: input.email } }
+  - { id: done, kind: terminate, status: completed, output: { paid: nodes.charge.output.payment_id } }
 edges:
   - { from: reserve, to: charge }
   - { from: charge, to: pack_all }
@@ -112,6 +150,11 @@ edges:
   - { from: route, to: skip, default: true }
   - { from: insure, to: ship }
   - { from: skip, to: ship }
+  - { from: ship, to: track }
+  - { from: track, to: confirm }
+  - { from: confirm, to: announce }
+  - { from: announce, to: survey }
+  - { from: survey, to: done }
 output: { paid: nodes.charge.output.payment_id }
 `;
 

@@ -152,6 +152,89 @@ export class GraphBuilder {
     return this.add(node, options);
   }
 
+  /** Runs a body once, then again while `while` holds, at most `maxIterations` times. */
+  loop(
+    id: string,
+    options: NodeOptions & {
+      readonly while: string;
+      readonly maxIterations: number;
+      readonly body: (body: BodyBuilder) => BodyBuilder | undefined;
+    },
+  ): this {
+    const body = new BodyBuilder();
+    options.body(body);
+    const node: Doc = { id, kind: 'loop', while: options.while, max_iterations: options.maxIterations };
+    node.body = body.document();
+    return this.add(node, options);
+  }
+
+  /** Ends the run at once: completed with an output, or failed with a reason (an expression). */
+  terminate(
+    id: string,
+    options: NodeOptions &
+      (
+        | { readonly status: 'completed'; readonly output?: Mapping }
+        | { readonly status: 'failed'; readonly reason?: string }
+      ),
+  ): this {
+    const node: Doc = { id, kind: 'terminate', status: options.status };
+    if ('output' in options && options.output !== undefined) node.output = options.output;
+    if ('reason' in options && options.reason !== undefined) node.reason = options.reason;
+    return this.add(node, options);
+  }
+
+  /** Starts a run of another workflow and goes on at once (its output is `{ run_id }`). */
+  startWorkflow(
+    id: string,
+    options: NodeOptions & {
+      readonly workflow: string | { readonly name: string };
+      readonly version?: number;
+      readonly input?: Mapping;
+    },
+  ): this {
+    const definition = typeof options.workflow === 'string' ? options.workflow : options.workflow.name;
+    const node: Doc = { id, kind: 'start_workflow', definition };
+    if (options.version !== undefined) node.version = options.version;
+    if (options.input !== undefined) node.input = options.input;
+    return this.add(node, options);
+  }
+
+  /** Publishes a message to a sink configured on the server (its output is `{ event_id }`). */
+  event(
+    id: string,
+    options: NodeOptions & { readonly sink: string; readonly topic?: string; readonly payload?: Mapping },
+  ): this {
+    const node: Doc = { id, kind: 'event', sink: options.sink };
+    if (options.topic !== undefined) node.topic = options.topic;
+    if (options.payload !== undefined) node.payload = options.payload;
+    return this.add(node, options);
+  }
+
+  /** Calls a URL from the engine (a system task); its output is the response. */
+  http(
+    id: string,
+    options: NodeOptions & {
+      /** Expression for the URL. */
+      readonly url: string;
+      readonly method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
+      readonly headers?: Mapping;
+      readonly body?: Mapping;
+      readonly timeout?: Duration;
+      /** Status codes that count as success, such as `[200, '3xx']` (default `2xx`). */
+      readonly success?: readonly (number | string)[];
+      readonly retry?: RetryOptions;
+    },
+  ): this {
+    const node: Doc = { id, kind: 'http', url: options.url };
+    if (options.method !== undefined) node.method = options.method;
+    if (options.headers !== undefined) node.headers = options.headers;
+    if (options.body !== undefined) node.body = options.body;
+    if (options.timeout !== undefined) node.timeout = durationText(options.timeout);
+    if (options.success !== undefined) node.success = [...options.success];
+    if (options.retry) node.retry = retryFields(options.retry);
+    return this.add(node, options);
+  }
+
   /** Adds an edge from `from` to `to` (the same as `after` on `to`). */
   edge(from: string, to: string): this {
     this.edges.push({ from, to });
@@ -167,7 +250,7 @@ export class GraphBuilder {
   }
 }
 
-/** The body of a map: nodes, edges and an optional output mapping per item. */
+/** The body of a loop or a map: nodes, edges and an optional output mapping per pass or item. */
 export class BodyBuilder extends GraphBuilder {
   private out: Mapping | undefined;
 
