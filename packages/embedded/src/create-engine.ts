@@ -2,7 +2,10 @@ import {
   type CheckOptions,
   type CodeWorkflow,
   checkDefinition,
+  type Definition,
   type Json,
+  ok,
+  parseDefinition,
   WeftError,
   type Workflow,
 } from '@weft/core';
@@ -59,7 +62,7 @@ export class EmbeddedEngine {
   readonly namespace: string;
   private readonly handlers: Map<string, Handler>;
   private readonly executor: Executor;
-  private readonly checks = new Map<string, Promise<void>>();
+  private readonly checked = new Set<string>();
   private readonly deployed = new Map<string, Promise<DefinitionRecord>>();
   private starting: Promise<void> | null = null;
 
@@ -102,6 +105,9 @@ export class EmbeddedEngine {
     const source = typeof workflow === 'string' ? workflow : workflow.yaml;
     let deploying = this.deployed.get(source);
     if (!deploying) {
+      // Checked before anything is stored: a workflow this engine cannot run is not deployed.
+      const parsed = typeof workflow === 'string' ? parseDefinition(workflow) : ok(workflow.definition);
+      if (parsed.ok) this.verdict(parsed.value);
       deploying = this.engine.definitions.deploy(this.namespace, source).then((d) => d.record);
       this.deployed.set(source, deploying);
       deploying.catch(() => this.deployed.delete(source));
@@ -185,24 +191,22 @@ export class EmbeddedEngine {
   }
 
   /** Runs the same check as deploy (cached per version): the definition, and task types against handlers. */
-  private check(definitionId: string, workflow: Workflow): Promise<void> {
-    let done = this.checks.get(definitionId);
-    if (!done) {
-      const external = this.options.externalTaskTypes ?? [];
-      const options: CheckOptions =
-        external === 'any' ? {} : { taskTypes: new Set([...this.handlers.keys(), ...external]) };
-      const result = checkDefinition(workflow.definition, options);
-      done = result.ok
-        ? Promise.resolve()
-        : Promise.reject(
-            new WeftError('invalid_definition', result.error.message, 422, {
-              problems: result.error.problems,
-            }),
-          );
-      done.catch(() => {});
-      this.checks.set(definitionId, done);
-    }
-    return done;
+  private async check(definitionId: string, workflow: Workflow): Promise<void> {
+    if (this.checked.has(definitionId)) return;
+    this.verdict(workflow.definition);
+    this.checked.add(definitionId);
+  }
+
+  /** Throws `invalid_definition` listing every problem, unhandled task types included. */
+  private verdict(definition: Definition): void {
+    const external = this.options.externalTaskTypes ?? [];
+    const options: CheckOptions =
+      external === 'any' ? {} : { taskTypes: new Set([...this.handlers.keys(), ...external]) };
+    const result = checkDefinition(definition, options);
+    if (!result.ok)
+      throw new WeftError('invalid_definition', result.error.message, 422, {
+        problems: result.error.problems,
+      });
   }
 }
 

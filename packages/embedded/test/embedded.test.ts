@@ -242,6 +242,8 @@ edges:
       code: 'invalid_definition',
       message: expect.stringContaining('no handler is registered for task type "math.double"'),
     });
+    // Nothing was deployed: the check runs before the definition is stored.
+    expect(await engine.engine.context.store.getDefinition('default', 'arithmetic')).toBeNull();
   });
 
   it('runs a sub-workflow as a child run', async () => {
