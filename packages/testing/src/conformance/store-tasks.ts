@@ -171,7 +171,7 @@ export function taskTests(fixture: () => Fixture): void {
       expect(still).toEqual([{ runId, taskId: b.taskId, attempt: 1 }]);
     });
 
-    it('moves a task of a type capped since it was announced to the table instead of leasing it by id', async () => {
+    it('moves a task of a type capped since it was announced to the table, once, instead of leasing it by id', async () => {
       const { store, ns, runId } = await setup();
       const task = await queueTask(store, runId, ns, { copies: 0 });
       await store.transaction((tx) =>
@@ -198,10 +198,21 @@ export function taskTests(fixture: () => Fixture): void {
         ],
       });
       const named = [{ runId, taskId: task.taskId, attempt: 1 }];
-      const first = await store.transaction((tx) => tx.leaseTasksById(leaseRequest(ns), named));
-      expect(first).toEqual({ tasks: [], moved: [{ namespace: ns, taskType: 'work' }] });
-      const second = await store.transaction((tx) => tx.leaseTasksById(leaseRequest(ns), named));
-      expect(second).toEqual({ tasks: [], moved: [] });
+      // Several messages naming it arrive at once: the task is moved once.
+      const peers = await fixture().peers(4);
+      const outcomes = await Promise.all(
+        peers.map((peer) =>
+          peer.transaction(async (tx) => {
+            const out = await tx.leaseTasksById(leaseRequest(ns), named);
+            await new Promise((r) => setTimeout(r, 40));
+            return out;
+          }),
+        ),
+      );
+      expect(outcomes.flatMap((o) => o.tasks)).toEqual([]);
+      expect(outcomes.flatMap((o) => o.moved)).toEqual([{ namespace: ns, taskType: 'work' }]);
+      const again = await store.transaction((tx) => tx.leaseTasksById(leaseRequest(ns), named));
+      expect(again).toEqual({ tasks: [], moved: [] });
       const messages = await store.transaction((tx) => tx.claimOutbox(TASKS_DESTINATION, 1000));
       expect(messages.filter((m) => m.runId === runId)).toEqual([]);
       expect((await lease(store, leaseRequest(ns))).map((t) => t.id)).toEqual([task.taskId]);
