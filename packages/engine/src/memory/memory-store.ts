@@ -251,6 +251,7 @@ export class MemoryStore implements Store {
     };
   }
 
+  /** Stops delivering wake-ups; the data stays readable. */
   async close(): Promise<void> {
     this.listeners.clear();
   }
