@@ -100,7 +100,7 @@ describe('MemoryStore transactions', () => {
     await store.transaction(async (tx) => {
       leaked = tx;
     });
-    await expect(leaked!.claimDecisions(['x'])).rejects.toThrow(/already ended/);
+    await expect(leaked!.claimDecisions(['x'])).rejects.toMatchObject({ code: 'transaction_ended' });
   });
 });
 
