@@ -148,6 +148,10 @@ describe('MemoryStore clock and wake-ups', () => {
     expect(await store.expiredLeases(10)).toEqual([{ taskId, runId }]);
   });
 
+  it('refuses a clock without now()', () => {
+    expect(() => new MemoryStore({ clock: {} as never })).toThrow(/now\(\) method/);
+  });
+
   it('delivers wake-ups to its listeners until they stop', async () => {
     const store = new MemoryStore();
     const got: Wakeup[] = [];

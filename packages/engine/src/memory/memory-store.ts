@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { WeftError } from '@weft/core';
 import type { DeadLetterFilter } from '../outbox/types.js';
 import type { Store, StoreTx, Wakeup } from '../store.js';
 import * as admin from './admin.js';
@@ -41,6 +42,11 @@ export class MemoryStore implements Store {
   private readonly clock: { now(): Date };
 
   constructor(options: MemoryStoreOptions = {}) {
+    if (options.clock !== undefined && typeof options.clock?.now !== 'function')
+      throw new WeftError(
+        'bad_option',
+        'MemoryStore: `clock` must be an object with a now() method that returns a Date',
+      );
     this.clock = options.clock ?? { now: () => new Date() };
   }
 
