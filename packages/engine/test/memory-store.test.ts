@@ -100,7 +100,7 @@ describe('MemoryStore transactions', () => {
     await store.transaction(async (tx) => {
       leaked = tx;
     });
-    await expect(leaked!.claimDecisions(['x'])).rejects.toThrow(/already ended/);
+    await expect(leaked!.claimDecisions(['x'])).rejects.toMatchObject({ code: 'transaction_ended' });
   });
 });
 
@@ -146,6 +146,10 @@ describe('MemoryStore clock and wake-ups', () => {
     expect(await store.expiredLeases(10)).toEqual([]);
     now = new Date('2030-01-01T00:02:00Z');
     expect(await store.expiredLeases(10)).toEqual([{ taskId, runId }]);
+  });
+
+  it('refuses a clock without now()', () => {
+    expect(() => new MemoryStore({ clock: {} as never })).toThrow(/now\(\) method/);
   });
 
   it('delivers wake-ups to its listeners until they stop', async () => {

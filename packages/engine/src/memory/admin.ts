@@ -85,6 +85,7 @@ export function putSchedule(op: Op, s: ScheduleSpec): ScheduleRecord {
   return scheduleRecord(row);
 }
 
+/** Deletes a schedule; true when there was one. */
 export function deleteSchedule(op: Op, namespace: string, name: string): boolean {
   return op.s.schedules.delete(op.tx.journal, key(namespace, name));
 }
@@ -105,6 +106,7 @@ export function pauseSchedule(
   return scheduleRecord(row);
 }
 
+/** A namespace's schedules, by name. */
 export function listSchedules(op: Op, namespace: string): ScheduleRecord[] {
   return [...op.s.schedules.values()]
     .filter((s) => s.namespace === namespace)
@@ -112,6 +114,7 @@ export function listSchedules(op: Op, namespace: string): ScheduleRecord[] {
     .map(scheduleRecord);
 }
 
+/** One schedule, or null. */
 export function getSchedule(op: Op, namespace: string, name: string): ScheduleRecord | null {
   const s = op.s.schedules.get(key(namespace, name));
   return s ? scheduleRecord(s) : null;

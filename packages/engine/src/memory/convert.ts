@@ -23,6 +23,7 @@ export interface Op {
   readonly locks: LockTable;
 }
 
+/** A definition row as the engine reads it. */
 export const definitionRecord = (d: DefinitionRow): DefinitionRecord => ({
   id: d.id,
   namespace: d.namespace,
@@ -34,6 +35,7 @@ export const definitionRecord = (d: DefinitionRow): DefinitionRecord => ({
   createdAt: d.createdAt,
 });
 
+/** A run row as the engine reads it. */
 export const runRecord = (r: RunRow): RunRecord => ({
   id: r.id,
   namespace: r.namespace,
@@ -51,12 +53,14 @@ export const runRecord = (r: RunRow): RunRecord => ({
   parent: r.parent ? { ...r.parent } : null,
 });
 
+/** A run locked by the operation's transaction, with its last history seq and the transaction's time. */
 export const lockedRun = (op: Op, r: RunRow): LockedRun => ({
   ...runRecord(r),
   lastSeq: op.s.lastSeq(r.id),
   now: op.tx.now,
 });
 
+/** An attempt as a decision loads it. */
 export const loadedTask = (t: TaskRow): LoadedTask => ({
   id: t.id,
   runId: t.runId,
@@ -70,6 +74,7 @@ export const loadedTask = (t: TaskRow): LoadedTask => ({
   arrivals: dec<Arrival[]>(t.arrivals) ?? [],
 });
 
+/** An attempt as the API lists it. */
 export const taskRecord = (t: TaskRow): TaskRecord => ({
   id: t.id,
   runId: t.runId,
@@ -93,6 +98,7 @@ export const taskRecord = (t: TaskRow): TaskRecord => ({
   childRunId: t.childRunId,
 });
 
+/** An attempt as a worker gets it with its lease. */
 export const leasedTask = (t: TaskRow, definitionName: string): LeasedTask => ({
   id: t.id,
   runId: t.runId,
@@ -107,6 +113,7 @@ export const leasedTask = (t: TaskRow, definitionName: string): LeasedTask => ({
   definitionName,
 });
 
+/** An outbox row as relays and the API read it. */
 export const outboxRow = (o: OutboxEntry): OutboxRow => ({
   runId: o.runId,
   id: String(o.id),
@@ -158,6 +165,7 @@ export function humanRecord(h: HumanRow, task: TaskRow | undefined): HumanTaskRe
   };
 }
 
+/** A schedule row as the engine reads it. */
 export const scheduleRecord = (s: ScheduleRow): ScheduleRecord => ({
   namespace: s.namespace,
   name: s.name,

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { WeftError } from '@weft/core';
 import type { DeadLetterFilter } from '../outbox/types.js';
 import type { Store, StoreTx, Wakeup } from '../store.js';
 import * as admin from './admin.js';
@@ -41,10 +42,18 @@ export class MemoryStore implements Store {
   private readonly clock: { now(): Date };
 
   constructor(options: MemoryStoreOptions = {}) {
+    if (options.clock !== undefined && typeof options.clock?.now !== 'function')
+      throw new WeftError(
+        'bad_option',
+        'MemoryStore: `clock` must be an object with a now() method that returns a Date',
+      );
     this.clock = options.clock ?? { now: () => new Date() };
   }
 
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    // One at a time (tests: "run one at a time", and the conformance races such as "of several concurrent
+    // claimers of one task exactly one wins"); one opened inside another runs at once, its locks honoured
+    // (test: "a transaction opened inside another runs at once; the outer one's run locks still count").
     const enclosing = this.current.getStore();
     const release = enclosing && !enclosing.ended ? null : await this.mutex.acquire();
     const scope = new TxScope(this.clock.now());
@@ -251,6 +260,7 @@ export class MemoryStore implements Store {
     };
   }
 
+  /** Stops delivering wake-ups; the data stays readable. */
   async close(): Promise<void> {
     this.listeners.clear();
   }

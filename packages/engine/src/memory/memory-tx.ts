@@ -1,4 +1,4 @@
-import type { Definition, Json, RunEvent } from '@weft/core';
+import { type Definition, type Json, type RunEvent, WeftError } from '@weft/core';
 import type { LimitRecord } from '../limits.js';
 import type { OutboxOutcome, OutboxRetryPolicy, ReplaySelection } from '../outbox/types.js';
 import type { TaskReport, WriteSet } from '../records.js';
@@ -32,7 +32,12 @@ export class MemoryTx implements StoreTx {
 
   /** The operation context; refused once the transaction has ended. */
   private get op(): Op {
-    if (this.ctx.tx.ended) throw new Error('this transaction has already ended: use the store for new work');
+    if (this.ctx.tx.ended)
+      throw new WeftError(
+        'transaction_ended',
+        'this transaction has already ended: open a new one with store.transaction() for more work',
+        500,
+      );
     return this.ctx;
   }
 
@@ -198,7 +203,12 @@ export class MemoryTx implements StoreTx {
    */
   async write(writes: WriteSet, options: { readonly commit?: boolean } = {}) {
     const op = this.op;
-    if (this.committed) throw new Error('this transaction has already ended');
+    if (this.committed)
+      throw new WeftError(
+        'transaction_ended',
+        'this transaction has already ended (a write committed it): open a new one for more writes',
+        500,
+      );
     if (!options.commit) return applyWriteSet(op, writes);
     this.committed = true;
     try {

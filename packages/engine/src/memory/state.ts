@@ -30,6 +30,7 @@ export const FINAL: ReadonlySet<TaskStatus> = new Set([
 /** Attempt statuses of unfinished work. */
 export const OPEN: ReadonlySet<TaskStatus> = new Set(['waiting', 'queued', 'running']);
 
+/** A deployed definition version (the definition as JSON text). */
 export interface DefinitionRow {
   readonly id: string;
   readonly namespace: string;
@@ -41,6 +42,7 @@ export interface DefinitionRow {
   readonly createdAt: Date;
 }
 
+/** A run. */
 export interface RunRow {
   readonly id: string;
   readonly namespace: string;
@@ -58,6 +60,7 @@ export interface RunRow {
   readonly parent: RunParent | null;
 }
 
+/** One attempt of one node instance. */
 export interface TaskRow {
   readonly runId: string;
   readonly id: string;
@@ -82,6 +85,7 @@ export interface TaskRow {
   readonly childRunId: string | null;
 }
 
+/** A wake-up for a queued task (the table queue); duplicates are harmless. */
 export interface QueueEntry {
   readonly id: number;
   readonly taskId: string;
@@ -93,6 +97,7 @@ export interface QueueEntry {
   readonly gates: Readonly<Record<string, number>> | null;
 }
 
+/** A pending decision of a run: one per run. */
 export interface DecideRow {
   readonly runId: string;
   readonly reason: string;
@@ -102,12 +107,14 @@ export interface DecideRow {
   readonly lastError: string | null;
 }
 
+/** An event waiting for the next decision of its run. */
 export interface InboxRow {
   readonly runId: string;
   readonly id: number;
   readonly event: string;
 }
 
+/** A durable timer. */
 export interface TimerEntry {
   readonly runId: string;
   readonly id: string;
@@ -115,6 +122,7 @@ export interface TimerEntry {
   readonly purpose: TimerPurpose;
 }
 
+/** One event of a run's history. */
 export interface HistoryEntry {
   readonly seq: number;
   readonly type: string;
@@ -125,6 +133,7 @@ export interface HistoryEntry {
   readonly at: Date;
 }
 
+/** A signal mailbox with something in it. */
 export interface MailboxEntry {
   readonly runId: string;
   readonly name: string;
@@ -133,6 +142,7 @@ export interface MailboxEntry {
   readonly waiters: string;
 }
 
+/** An effect waiting for delivery, or a dead letter. */
 export interface OutboxEntry {
   readonly runId: string;
   readonly id: number;
@@ -150,6 +160,7 @@ export interface OutboxEntry {
   readonly deadAt: Date | null;
 }
 
+/** An idempotency key and the run it started. */
 export interface IdempotencyRow {
   readonly namespace: string;
   readonly key: string;
@@ -157,6 +168,7 @@ export interface IdempotencyRow {
   readonly definitionName: string;
 }
 
+/** A limit of a namespace. */
 export interface LimitRow {
   readonly namespace: string;
   readonly kind: LimitKind;
@@ -166,6 +178,7 @@ export interface LimitRow {
   readonly updatedAt: Date;
 }
 
+/** What a leased attempt takes from a limit (a slot, permits, a rate-limited start). */
 export interface HoldRow {
   readonly gate: string;
   readonly runId: string;
@@ -175,6 +188,7 @@ export interface HoldRow {
   readonly takenAt: Date;
 }
 
+/** The inbox row of a human task. */
 export interface HumanRow {
   readonly runId: string;
   readonly taskId: string;
@@ -197,6 +211,7 @@ export interface HumanRow {
   readonly createdAt: Date;
 }
 
+/** A schedule. */
 export interface ScheduleRow {
   readonly namespace: string;
   readonly name: string;

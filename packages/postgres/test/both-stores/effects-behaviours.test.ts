@@ -151,7 +151,7 @@ describe.each(STORES)('runs, people and operators on the %s store', (kind) => {
     expect(schedule).toMatchObject({ paused: true, lastOutcome: expect.stringMatching(/^started run/) });
     expect(runs.every((r) => r.definitionName === 'once')).toBe(true);
     // Paused: no more starts (a fire already under way when the pause landed may still finish).
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 600));
     const before = (await h.store.listRuns({ namespace: 'default', definition: 'once', limit: 1000 })).items
       .length;
     await new Promise((r) => setTimeout(r, 1500));

@@ -4,6 +4,7 @@ import { createTestDatabase } from '@weft/testing';
 
 /** The stores the engine behaviours are checked on. */
 export const STORES = ['postgres', 'memory'] as const;
+/** A kind of store the behaviours run on. */
 export type StoreKind = (typeof STORES)[number];
 
 /** An engine on a fresh store of one kind, with fast polls. */

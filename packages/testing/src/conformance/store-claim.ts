@@ -197,9 +197,13 @@ export function claimTests(fixture: () => Fixture): void {
     const expiredIds = async (f: Fixture) => (await f.store.expiredLeases(10_000)).map((e) => e.taskId);
 
     it('ends an attempt whose lease ran out, once, however many reapers race; its report is refused', async () => {
-      const { store, task } = await leasedFor(50);
+      // Long enough that even a loaded machine looks before it runs out.
+      const { store, task } = await leasedFor(1000);
       expect(await expiredIds(fixture())).not.toContain(task.id);
-      await sleep(120);
+      expect(
+        await store.transaction((tx) => tx.expireLeases([{ runId: task.runId, taskId: task.id }])),
+      ).toEqual([]);
+      await sleep(1100);
       expect(await expiredIds(fixture())).toContain(task.id);
       const peers = await fixture().peers(4);
       const ended = await Promise.all(

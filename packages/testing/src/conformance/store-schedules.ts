@@ -152,5 +152,56 @@ export function scheduleTests(fixture: () => Fixture): void {
       });
       expect((await store.listTasks(runId))[0]).toMatchObject({ status: 'completed', output: { ok: true } });
     });
+
+    it('a task whose attempt ended without an answer leaves the open inbox and is tidied as cancelled', async () => {
+      const { store } = fixture();
+      const ns = freshNamespace();
+      const def = await deploy(store, ns);
+      const runId = await insertRun(store, def);
+      const task = await queueTask(store, runId, ns, { copies: 0 });
+      await store.transaction(async (tx) => {
+        await tx.lockRuns([runId], 'wait');
+        await tx.write(
+          writes({
+            taskUpdates: [
+              { runId, nodeId: 'a', iteration: '', attempt: 1, expect: 'queued', status: 'running' },
+            ],
+            humanTasks: [
+              {
+                runId,
+                taskId: task.taskId,
+                namespace: ns,
+                definition: def.name,
+                nodeId: 'a',
+                iteration: '',
+                attempt: 1,
+                title: 'Look',
+                description: 'at it',
+                assignees: [],
+                form: { type: 'object' },
+                deadlineAt: null,
+              },
+            ],
+          }),
+        );
+      });
+      expect(
+        (await store.listHumanTasks({ namespace: ns, assignee: 'anyone', limit: 10 })).map((h) => h.title),
+      ).toEqual(['Look']);
+      await store.transaction(async (tx) => {
+        await tx.lockRuns([runId], 'wait');
+        await tx.write(writes({ cancelOpenWork: [{ runId, reason: 'gone', mode: 'cancel' }] }));
+      });
+      expect(await store.listHumanTasks({ namespace: ns, limit: 10 })).toEqual([]);
+      expect(
+        (await store.listHumanTasks({ namespace: ns, state: 'cancelled', limit: 10 })).map((h) => h.taskId),
+      ).toEqual([task.taskId]);
+      expect(await store.transaction((tx) => tx.claimHumanTask(ns, task.taskId, 'ann'))).toBeNull();
+      expect(await store.tidyInbox(100_000)).toBeGreaterThanOrEqual(1);
+      expect(await store.getHumanTask(task.taskId)).toMatchObject({
+        state: 'cancelled',
+        form: { type: 'object' },
+      });
+    });
   });
 }

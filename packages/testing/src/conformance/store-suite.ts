@@ -8,6 +8,7 @@ import { limitTests } from './store-limits.js';
 import { outboxTests } from './store-outbox.js';
 import { runTests } from './store-runs.js';
 import { scheduleTests } from './store-schedules.js';
+import { taskTests } from './store-tasks.js';
 
 /**
  * Registers the behaviour every Weft store must have as vitest tests, under `describe(name)`: definitions,
@@ -47,6 +48,7 @@ export function storeConformance(name: string, makeStore: StoreFactory): void {
     definitionTests(get);
     runTests(get);
     claimTests(get);
+    taskTests(get);
     decisionTests(get);
     outboxTests(get);
     limitTests(get);
