@@ -2,7 +2,14 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** Run statuses. */
-export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'cancelled' | 'terminated';
+export type RunStatus =
+  | 'running'
+  | 'paused'
+  | 'compensating'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'terminated';
 
 /** A run. */
 export interface Run {
@@ -13,7 +20,18 @@ export interface Run {
   status: RunStatus;
   input: Json;
   output: Json | null;
-  error: { message: string; node?: string; reason: string } | null;
+  /** Why it failed or stopped; `compensation` says what the compensations of a failed run did. */
+  error: {
+    message: string;
+    node?: string;
+    reason: string;
+    compensation?: {
+      status: 'completed' | 'failed';
+      compensated: string[];
+      failed?: string;
+      pending?: string[];
+    };
+  } | null;
   created_at: string;
   finished_at: string | null;
   /** The attempt that started this run, for runs started by `sub_workflow` or `start_workflow` nodes. */

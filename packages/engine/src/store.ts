@@ -129,7 +129,12 @@ export interface ExpiredTask {
 
 /**
  * Persistence for the engine. Everything that must be atomic happens inside `transaction`; the engine
- * never reaches the database any other way. The Postgres store is the production implementation.
+ * never reaches the database any other way. The Postgres store is the production implementation;
+ * MemoryStore keeps everything in one process. `storeConformance` (`@weft/testing/conformance`) checks
+ * the behaviour every store must have; docs/custom-store.md explains how to write one.
+ *
+ * `transaction` runs `fn` atomically: if `fn` throws, nothing it did is kept. Once `fn` has returned, or
+ * `write` was called with `commit`, everything is kept.
  */
 export interface Store {
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
@@ -294,8 +299,13 @@ export interface StoreTx {
   /** Signal mailboxes of runs the caller has locked; a mailbox with nothing in it has no row. */
   loadMailboxes(keys: readonly MailboxStateKey[]): Promise<{ runId: string; mailbox: Mailbox }[]>;
 
-  /** Applies workers' reports, fenced by attempt, lease token and a non-final status. */
-  /** With `namespace`, reports on tasks of runs in other namespaces are refused too. */
+  /**
+   * Applies workers' reports, fenced by attempt, lease token and a non-final status: a report lands only
+   * while the task is `running` at that attempt, inside its deadline, under the token its lease gave.
+   * Anything else (a stale or forged token, a later attempt, a task already finished, timed out or
+   * cancelled) is refused with the reason, and changes nothing; of concurrent reports on one lease, one
+   * lands. With `namespace`, reports on tasks of runs in other namespaces are refused too.
+   */
   finishTasks(reports: readonly TaskReport[], namespace?: string): Promise<ReportVerdict[]>;
   /** Says why reports on these tasks would be refused, from the tasks as they are now. */
   explainRefusals(
@@ -306,10 +316,20 @@ export interface StoreTx {
    * Leases queued tasks for a worker: removes them from the queue and marks them running, in one step.
    * Tasks under a limit are leased only while the limit has room, counted under the limit's advisory lock;
    * a task refused stays on the queue, free for the next lease.
+   *
+   * This is the step claim, and the one hard requirement on a store: moving a task from `queued` to
+   * `running` with a fresh, unguessable lease token (the fencing token) must be atomic, conditional on
+   * the task still being `queued`, and must tell the caller whether it won. A task in `tasks` was won by
+   * this caller and no one else; a task it does not contain was not (another claimer got it first, or it
+   * was cancelled). Of any number of concurrent claimers of one task, however many queue messages name
+   * it, exactly one wins. A read-then-write lets two workers run one attempt. Every later write by the
+   * holder (`finishTasks`, `renewLeases`) carries the token, and a stale token is refused.
    */
   leaseTasks(request: LeaseRequest): Promise<LeaseOutcome>;
   /**
-   * Leases specific tasks (named by a queue message outside PostgreSQL). A named task of a capped task
+   * Leases specific tasks (named by a queue message outside PostgreSQL), with the same claim contract as
+   * `leaseTasks`: only a task still `queued` at the named attempt is leased, so a duplicate or stale
+   * message leases nothing and one of several concurrent claimers wins. A named task of a capped task
    * type is not leased but moved to the table queue, where the gated path counts it; the types moved come
    * back so that polls waiting for them can be woken.
    */

@@ -79,10 +79,11 @@ export type Action =
       readonly output: Json | null;
       readonly error: RunError | null;
     }
-  /** Pause or resume a run; `reopen` moves a finished run back to running and clears its outcome. */
+  /** Pause or resume a run, or start compensating it; `reopen` moves a finished run back to running and
+   * clears its outcome. */
   | {
       readonly kind: 'set_run_status';
-      readonly status: Extract<RunStatus, 'running' | 'paused'>;
+      readonly status: Extract<RunStatus, 'running' | 'paused' | 'compensating'>;
       readonly reopen: boolean;
     }
   /** Put an existing queued attempt (back) on the queue: its queue row may have been taken while paused. */

@@ -1,3 +1,4 @@
+import { compensatedNodeOf } from '../definition/compensation.js';
 import type { Workflow } from '../definition/workflow.js';
 import type { Json } from '../json.js';
 import { err, ok, type Result } from '../result.js';
@@ -58,7 +59,7 @@ export function checkControl(
 ): Result<RunEvent, Refusal> {
   const by: Requester = { by: request.by, ...(request.reason ? { reason: request.reason } : {}) };
   const is = `run ${run.id} is ${run.status}`;
-  const active = run.status === 'running' || run.status === 'paused';
+  const active = run.status === 'running' || run.status === 'paused' || run.status === 'compensating';
   switch (request.kind) {
     case 'pause':
       if (run.status !== 'running')
@@ -74,7 +75,7 @@ export function checkControl(
       if (!active) {
         return refuse(
           'run_not_active',
-          `run ${run.id} is already ${run.status}; only a running or paused run can be ${verb}`,
+          `run ${run.id} is already ${run.status}; only a running, paused or compensating run can be ${verb}`,
         );
       }
       if (request.kind === 'terminate' && !request.reason?.trim()) {
@@ -87,6 +88,7 @@ export function checkControl(
       return ok({ kind: request.kind === 'cancel' ? 'run_cancelled' : 'run_terminated', ...by });
     }
     case 'retry': {
+      if (wasCompensated(tasks)) return refuse('run_compensated', compensatedMessage(run, 'retried'));
       if (run.status === 'completed') {
         return refuse(
           'run_completed',
@@ -108,6 +110,7 @@ export function checkControl(
     case 'rerun': {
       const known = knownNode(workflow, run, request.nodeId);
       if (!known.ok) return known;
+      if (wasCompensated(tasks)) return refuse('run_compensated', compensatedMessage(run, 'rerun'));
       const iteration = request.iteration ?? '';
       if (!isTerminalRun(run.status)) {
         return refuse(
@@ -201,4 +204,13 @@ function knownNode(workflow: Workflow, run: RunView, nodeId: string): Result<tru
 
 function refuse(code: string, message: string): { readonly ok: false; readonly error: Refusal } {
   return err({ code, status: 409, message });
+}
+
+/** True when the run ran a compensation: what it did has been (partly) undone. */
+function wasCompensated(tasks: readonly TaskState[]): boolean {
+  return tasks.some((t) => compensatedNodeOf(t.nodeId) !== null);
+}
+
+function compensatedMessage(run: RunView, verb: string): string {
+  return `run ${run.id} ran its compensations, which undid its completed steps, so it cannot be ${verb}; start a new run instead`;
 }

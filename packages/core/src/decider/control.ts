@@ -1,3 +1,4 @@
+import { compensatedNodeOf } from '../definition/compensation.js';
 import type { Json } from '../json.js';
 import { reopensBody } from './body-rerun.js';
 import type { DecisionContext } from './context.js';
@@ -70,7 +71,7 @@ export async function decideControl(ctx: DecisionContext, event: OperatorEvent):
       stopRun(ctx, event, 'terminated');
       return [];
     case 'run_retried': {
-      if (!RETRYABLE_RUN_STATUSES.includes(status)) return [];
+      if (!RETRYABLE_RUN_STATUSES.includes(status) || ranCompensation(ctx)) return [];
       const chosen = inGraphOrder(ctx.workflow, retrySet(ctx.allTasks()));
       if (chosen.length === 0 || reopensBody(ctx.workflow, chosen)) return [];
       ctx.record('run.retried', { ...who(event), nodes: chosen.map(instanceLabel) });
@@ -79,6 +80,7 @@ export async function decideControl(ctx: DecisionContext, event: OperatorEvent):
     }
     case 'run_rerun': {
       if (!isTerminalRun(status) || ctx.task(event.nodeId, event.iteration) === null) return [];
+      if (ranCompensation(ctx)) return [];
       const chosen = inGraphOrder(ctx.workflow, rerunSet(ctx.workflow, ctx.allTasks(), event));
       if (reopensBody(ctx.workflow, chosen)) return [];
       ctx.record('run.rerun', {
@@ -100,10 +102,13 @@ export async function decideControl(ctx: DecisionContext, event: OperatorEvent):
   }
 }
 
-/** Cancels or terminates a running or paused run: open work stops and late reports are refused. */
+/**
+ * Cancels or terminates a running, paused or compensating run: open work (a running compensation too)
+ * stops and late reports are refused.
+ */
 function stopRun(ctx: DecisionContext, event: Requester, status: 'cancelled' | 'terminated'): void {
   const was = ctx.run.status;
-  if (was !== 'running' && was !== 'paused') return;
+  if (was !== 'running' && was !== 'paused' && was !== 'compensating') return;
   const message = event.reason ? `${status} by ${event.by}: ${event.reason}` : `${status} by ${event.by}`;
   ctx.emit({
     kind: 'cancel_open_work',
@@ -187,4 +192,9 @@ function outcomeFields(
 
 function who(event: Requester): { by: string; reason: string | null } {
   return { by: event.by, reason: event.reason ?? null };
+}
+
+/** True when the run ran a compensation (retry and rerun are refused then; see checkControl). */
+function ranCompensation(ctx: DecisionContext): boolean {
+  return ctx.allTasks().some((t) => compensatedNodeOf(t.nodeId) !== null);
 }

@@ -11,6 +11,7 @@ import type { RunEvent } from './events.js';
 import { activate, failRun, propagate } from './flow.js';
 import { humanDeadline } from './human.js';
 import type { MailboxKey } from './mailbox.js';
+import { noteCompleted, onCompensating } from './saga.js';
 import { onSignal } from './signal.js';
 import { type DecisionState, MissingState } from './state.js';
 import { sweepRun } from './sweep.js';
@@ -48,6 +49,8 @@ export async function decide(
 }
 
 async function handle(ctx: DecisionContext, event: RunEvent): Promise<void> {
+  // A compensating run decides its compensations' events (saga.ts); operator actions as usual.
+  if (ctx.run.status === 'compensating' && (await onCompensating(ctx, event))) return;
   const running = ctx.run.status === 'running';
   switch (event.kind) {
     case 'run_started': {
@@ -67,6 +70,7 @@ async function handle(ctx: DecisionContext, event: RunEvent): Promise<void> {
       const at = { nodeId: event.nodeId, iteration: event.iteration, attempt: event.attempt };
       ctx.record('task.completed', { output: task.output }, at);
       if (!running) return;
+      noteCompleted(ctx, event.nodeId, event.iteration);
       await propagate(ctx, event.nodeId, event.iteration, true);
       return;
     }
@@ -153,6 +157,8 @@ async function handle(ctx: DecisionContext, event: RunEvent): Promise<void> {
       if (failure) await handle(ctx, failure);
       return;
     }
+    case 'compensation_due':
+      return; // only a compensating run has one (handled above)
     case 'report_refused': {
       ctx.record(
         'task.report_refused',

@@ -56,6 +56,8 @@ export type RunEvent =
       readonly output: Json | null;
       readonly error: RunError | null;
     }
+  /** A compensating run takes its next compensation (put in the inbox by the decision that failed it). */
+  | { readonly kind: 'compensation_due' }
   | ({ readonly kind: 'run_cancelled' } & Requester)
   /** The stuck-run sweeper found the run with nothing able to wake it: look at every node again. */
   | { readonly kind: 'run_swept'; readonly idleMs: number }

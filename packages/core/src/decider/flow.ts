@@ -5,6 +5,7 @@ import type { DecisionContext } from './context.js';
 import { activateControl } from './control-nodes.js';
 import { activateEffectNode } from './effect-nodes.js';
 import { activateHuman, isDeadlineEdge } from './human.js';
+import { beginCompensation } from './saga.js';
 import { evaluateAt, innermost, itemOf, positionOf, scopeAt } from './scope.js';
 import type { Arrival, RunError, TaskError, TaskState } from './state.js';
 
@@ -251,8 +252,12 @@ export async function completeRun(ctx: DecisionContext): Promise<void> {
   ctx.record('run.completed', { output });
 }
 
-/** Fails the run: every unfinished attempt and timer is cancelled. */
+/**
+ * Fails the run: every unfinished attempt and timer is cancelled. A run of a workflow with compensations
+ * starts compensating instead, and fails once they ran (saga.ts).
+ */
 export function failRun(ctx: DecisionContext, error: RunError): void {
+  if (beginCompensation(ctx, error)) return;
   ctx.emit({ kind: 'cancel_open_work', reason: error.message });
   ctx.emit({ kind: 'finish_run', status: 'failed', output: null, error });
   ctx.record('run.failed', { error: error as unknown as Json });

@@ -1,3 +1,4 @@
+import { SAGA_LOG_NODE } from '../definition/compensation.js';
 import type { Workflow } from '../definition/workflow.js';
 import type { RunEvent } from './events.js';
 import { parentIteration, refIteration } from './iterations.js';
@@ -40,7 +41,11 @@ export function planLoad(workflow: Workflow, run: RunView, event: RunEvent): Sta
       for (const ref of workflow.outputMapping?.refs ?? []) add(ref, '');
     }
   };
+  // The saga log is read by completions and failures of runs with compensations.
+  if (workflow.compensable && event.kind !== 'run_started') add(SAGA_LOG_NODE, '');
   switch (event.kind) {
+    case 'compensation_due':
+      break;
     case 'run_started':
       for (const id of graph.entries) {
         add(id, '');

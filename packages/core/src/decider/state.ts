@@ -1,8 +1,19 @@
 import type { Json, JsonObject } from '../json.js';
 import type { Mailbox, MailboxKey } from './mailbox.js';
 
-/** Where a run is. `paused` is not terminal: a paused run resumes where it stopped. */
-export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'cancelled' | 'terminated';
+/**
+ * Where a run is. `paused` is not terminal: a paused run resumes where it stopped. `compensating` is not
+ * terminal either: the run failed for good and is running the compensations of its completed steps
+ * (saga.ts); it ends `failed` once they are done or one of them fails for good.
+ */
+export type RunStatus =
+  | 'running'
+  | 'paused'
+  | 'compensating'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'terminated';
 
 /** Run statuses from which nothing more happens. */
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'terminated'];
@@ -53,11 +64,25 @@ export interface TaskError {
   readonly details?: Json;
 }
 
+/** What the compensations of a failed run did: all of them ran, or one failed for good. */
+export interface CompensationOutcome {
+  readonly status: 'completed' | 'failed';
+  /** Instances compensated, in the order their compensations ran (`node` or `node[iteration]`). */
+  readonly compensated: readonly string[];
+  /** The instance whose compensation failed for good. */
+  readonly failed?: string;
+  /** Instances left uncompensated after that failure, next first. */
+  readonly pending?: readonly string[];
+}
+
 /** Why a run failed or was stopped. */
 export interface RunError {
   readonly message: string;
   readonly node?: string;
+  /** `compensation_failed` when a compensation failed for good (the first failure is in `message`). */
   readonly reason: string;
+  /** Set on a failed run that ran compensations. */
+  readonly compensation?: CompensationOutcome;
 }
 
 /** One branch that reached a join: `taken` false means the branch was skipped. */

@@ -6,13 +6,14 @@ import type { NodeDef } from './types.js';
  * One expression-bearing field of a node. `reads` says which nodes it may read: `before` for fields
  * evaluated when the node is reached (nodes that run before it, in its own scope or around its
  * container); `body` for fields evaluated over a finished pass or item of a loop or map (the body's nodes,
- * and the nodes that run before the container).
+ * and the nodes that run before the container); `self` for a compensation's input, evaluated once the node
+ * completed (the node itself, and what `before` may read).
  */
 export interface NodeMapping {
   /** The field as written, used in problems and to look the compiled mapping up: `input`, `body.output`. */
   readonly field: string;
   readonly source: MappingSource;
-  readonly reads: 'before' | 'body';
+  readonly reads: 'before' | 'body' | 'self';
 }
 
 /** Every mapping or expression a node carries, by field. */
@@ -23,6 +24,12 @@ export function nodeMappings(node: NodeDef): NodeMapping[] {
     source === null ? [] : [{ field, source, reads: 'body' }];
   switch (node.kind) {
     case 'task':
+      return [
+        ...before('input', node.input),
+        ...(node.compensate?.input != null
+          ? [{ field: 'compensate.input', source: node.compensate.input, reads: 'self' as const }]
+          : []),
+      ];
     case 'human':
       return before('input', node.input);
     case 'noop':

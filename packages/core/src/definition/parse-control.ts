@@ -149,7 +149,7 @@ function readMapTask(r: MapReader, mapId: string, parts: BodyParts): Body | unde
   const reader = r.map('task');
   if (!reader) return undefined;
   const fields = parts.task(reader);
-  reader.done('a map task (expected task_type, input, retry, timeout, priority)');
+  reader.done('a map task (expected task_type, input, retry, timeout, priority, compensate)');
   if (!fields) return undefined;
   const node: TaskNode = {
     id: `${mapId}.task`,

@@ -2,6 +2,7 @@ import type { MappingSource } from '../expr/mapping.js';
 import type { JsonObject } from '../json.js';
 import { isJsonObject } from '../json.js';
 import { err, ok, type Result } from '../result.js';
+import { readCompensation } from './compensation.js';
 import { describeLocated, type Located, parseLocated } from './located.js';
 import { CONTROL_KINDS, readControlNode, readEdgeWhen } from './parse-control.js';
 import { readEffectNode, readStatusCallback } from './parse-effect-nodes.js';
@@ -214,7 +215,7 @@ function readNode(
     case 'task': {
       const fields = readTaskFields(r, defaults);
       r.done(
-        'a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority, semaphores, rate_limit)',
+        'a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority, semaphores, rate_limit, compensate)',
       );
       return fields ? { ...common, kind, ...fields } : undefined;
     }
@@ -252,8 +253,22 @@ function readTaskFields(
   const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_TIMEOUT_MS }) ?? defaults.timeoutMs;
   const priority = r.integer('priority', { min: -1000, max: 1000 }) ?? defaults.priority;
   const gates = readTaskGates(r);
+  const compensate = readCompensation(r, {
+    taskTypePattern: TASK_TYPE_PATTERN,
+    maxTimeoutMs: MAX_TIMEOUT_MS,
+    retry: readRetry,
+    defaults,
+  });
   if (taskType === undefined) return undefined;
-  return { taskType, input: input === undefined ? null : input, retry, timeoutMs, priority, ...gates };
+  return {
+    taskType,
+    input: input === undefined ? null : input,
+    retry,
+    timeoutMs,
+    priority,
+    ...gates,
+    ...(compensate ? { compensate } : {}),
+  };
 }
 
 function readEdges(top: MapReader, problems: DefinitionProblem[], prefix: string): EdgeDef[] {

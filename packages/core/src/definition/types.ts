@@ -1,5 +1,6 @@
 import type { MappingSource } from '../expr/mapping.js';
 import type { JsonObject } from '../json.js';
+import type { Compensation } from './compensation.js';
 import type { ControlNode, EdgeWhen } from './control-types.js';
 import type { EventNode, HttpNode, StartWorkflowNode, SubWorkflowNode } from './effect-nodes.js';
 import type { HumanNode } from './human-types.js';
@@ -41,6 +42,8 @@ export interface TaskNode extends NodeCommon, TaskGates {
   readonly timeoutMs: number | null;
   /** Higher runs first among queued tasks of one task type. */
   readonly priority: number;
+  /** What undoes this task once it completed, if the run later fails for good (saga compensation). */
+  readonly compensate?: Compensation;
 }
 
 /** A node that does nothing: useful as an explicit join point or a placeholder. */

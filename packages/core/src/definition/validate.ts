@@ -189,7 +189,7 @@ function refProblem(
   graph: Graph,
   reader: NodeDef,
   ref: string,
-  reads: 'before' | 'body',
+  reads: 'before' | 'body' | 'self',
   acyclic: boolean,
 ): string | null {
   if (!graph.nodes.has(ref)) {
@@ -198,6 +198,7 @@ function refProblem(
   }
   const home = graph.parent.get(ref) ?? null;
   if (reads === 'body' && home === reader.id) return null;
+  if (reads === 'self' && ref === reader.id) return null;
   // The node at `home`'s level that is the reader or holds it.
   let at: string | null = reader.id;
   while (at !== null && (graph.parent.get(at) ?? null) !== home) at = graph.parent.get(at) ?? null;

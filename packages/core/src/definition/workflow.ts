@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { type CompiledMapping, compileMapping } from '../expr/mapping.js';
 import { canonicalJson } from '../json.js';
+import { compensationNodeId, SAGA_LOG_NODE } from './compensation.js';
 import { allNodes, isContainer } from './control-types.js';
 import { buildGraph, type Graph, sortedEdges } from './graph.js';
 import { nodeMappings } from './mappings.js';
-import type { Definition, NodeDef } from './types.js';
+import type { Definition, NodeDef, TaskNode } from './types.js';
 
 /** A validated definition with its graph indexes and parsed expressions, ready for the decider. */
 export interface Workflow {
@@ -20,6 +21,8 @@ export interface Workflow {
   readonly outputMapping: CompiledMapping | null;
   /** Names of the signals some wait_for_event node waits for. */
   readonly signals: ReadonlySet<string>;
+  /** True when some task node names a compensation (the run keeps a saga log). */
+  readonly compensable: boolean;
 }
 
 /** Prepares a definition that has passed validation. */
@@ -27,8 +30,12 @@ export function compileWorkflow(definition: Definition): Workflow {
   const graph = buildGraph(definition);
   const mappings = new Map<string, CompiledMapping>();
   const signals = new Set<string>();
+  // Rows that are not nodes of the graph: compensations (as task nodes of their own) and the saga log.
+  const extra = new Map<string, NodeDef>();
   for (const { node } of allNodes(definition.nodes)) {
     if (node.kind === 'wait_for_event') signals.add(node.event);
+    if (node.kind === 'task' && node.compensate)
+      extra.set(compensationNodeId(node.id), compensationNode(node));
     for (const m of nodeMappings(node)) {
       const compiled = compileMapping(m.source, m.field);
       if (!compiled.ok)
@@ -36,6 +43,7 @@ export function compileWorkflow(definition: Definition): Workflow {
       mappings.set(`${node.id}\u0000${m.field}`, compiled.value);
     }
   }
+  if (extra.size > 0) extra.set(SAGA_LOG_NODE, { kind: 'noop', id: SAGA_LOG_NODE, line: 0, join: 'all' });
   let outputMapping: CompiledMapping | null = null;
   if (definition.output !== null) {
     const compiled = compileMapping(definition.output, 'output');
@@ -47,7 +55,7 @@ export function compileWorkflow(definition: Definition): Workflow {
     definition,
     graph,
     node(id) {
-      const node = graph.nodes.get(id);
+      const node = graph.nodes.get(id) ?? extra.get(id);
       if (!node) throw new Error(`definition ${definition.name} has no node "${id}"`);
       return node;
     },
@@ -55,6 +63,23 @@ export function compileWorkflow(definition: Definition): Workflow {
     mapping: (id, field) => mappings.get(`${id}\u0000${field}`) ?? null,
     outputMapping,
     signals,
+    compensable: extra.size > 0,
+  };
+}
+
+/** A compensation as the task node its attempts are rows of (it is in no edge of the graph). */
+function compensationNode(node: TaskNode): TaskNode {
+  const c = node.compensate!;
+  return {
+    kind: 'task',
+    id: compensationNodeId(node.id),
+    line: node.line,
+    join: 'all',
+    taskType: c.taskType,
+    input: null,
+    retry: c.retry,
+    timeoutMs: c.timeoutMs,
+    priority: node.priority,
   };
 }
 

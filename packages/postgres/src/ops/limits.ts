@@ -37,7 +37,7 @@ export async function limitUsage(sql: Db, namespace: string): Promise<LimitUsage
     SELECT l.namespace, l.kind, l.name, l.max, l.window_ms, l.updated_at,
            CASE l.kind
              WHEN 'quota' THEN (SELECT count(*) FROM weft.runs r
-                                 WHERE r.namespace = l.namespace AND r.status IN ('running', 'paused'))
+                                 WHERE r.namespace = l.namespace AND r.status IN ('running', 'paused', 'compensating'))
              WHEN 'rate' THEN (SELECT coalesce(sum(h.amount), 0) FROM weft.holds h
                                 WHERE h.gate = l.kind || ':' || l.namespace || ':' || l.name
                                   AND h.taken_at > now() - l.window_ms * interval '1 millisecond')

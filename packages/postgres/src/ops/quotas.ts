@@ -25,7 +25,7 @@ export async function quotaUsage(
   return sql<{ namespace: string; max: number; used: number }[]>`
     SELECT l.namespace, l.max,
            (SELECT count(*)::int FROM weft.runs r
-             WHERE r.namespace = l.namespace AND r.status IN ('running', 'paused')) AS used
+             WHERE r.namespace = l.namespace AND r.status IN ('running', 'paused', 'compensating')) AS used
       FROM weft.limits l
      WHERE l.kind = 'quota' AND l.name = '' AND l.namespace = ANY(${[...namespaces]}::text[])`.execute();
 }

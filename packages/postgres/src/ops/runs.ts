@@ -32,7 +32,7 @@ export async function insertRuns(sql: Db, runs: readonly NewRun[]): Promise<Lock
           OR EXISTS (SELECT 1 FROM weft.idempotency_keys k WHERE k.namespace = n.namespace AND k.key = n.key AND k.run_id = n.id)
     ), room AS (
       SELECT l.namespace, l.max - (SELECT count(*) FROM weft.runs r
-                                    WHERE r.namespace = l.namespace AND r.status IN ('running', 'paused')) AS free
+                                    WHERE r.namespace = l.namespace AND r.status IN ('running', 'paused', 'compensating')) AS free
         FROM (SELECT DISTINCT namespace FROM keyed) ns
         JOIN weft.limits l ON l.namespace = ns.namespace AND l.kind = 'quota' AND l.name = ''
     ), admitted AS (

@@ -3,7 +3,7 @@ import { type BulkFilter, bulkControl, type Engine, isUuid } from '@weft/engine'
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 
-const RUN_STATUSES = ['running', 'paused', 'completed', 'failed', 'cancelled', 'terminated'];
+const RUN_STATUSES = ['running', 'paused', 'compensating', 'completed', 'failed', 'cancelled', 'terminated'];
 
 interface BulkBody {
   action: 'cancel' | 'terminate' | 'retry';

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { historyJson, runJson, taskJson } from '../wire.js';
 
-const RUN_STATUSES = ['running', 'paused', 'completed', 'failed', 'cancelled', 'terminated'];
+const RUN_STATUSES = ['running', 'paused', 'compensating', 'completed', 'failed', 'cancelled', 'terminated'];
 
 const startSchema = {
   body: {

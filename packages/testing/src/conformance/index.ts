@@ -1,0 +1,13 @@
+export {
+  completion,
+  deploy,
+  type Fixture,
+  freshNamespace,
+  insertRun,
+  lease,
+  leaseRequest,
+  queueTask,
+  type StoreFactory,
+  type StoreUnderTest,
+} from './store-fixtures.js';
+export { storeConformance } from './store-suite.js';
