@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { taskKey } from '@weft/core';
+import { isSystemTaskType, taskKey } from '@weft/core';
 import type { Dispatcher } from './dispatcher.js';
 import type { Pollers, Reservation } from './pollers.js';
 import type { LeasedTask, LockedRun, NewTaskRow, QueueRow, TaskUpdateRow, WriteSet } from './records.js';
@@ -56,9 +56,24 @@ export class TaskHandOver {
     private readonly gating: Gating | null,
   ) {}
 
-  /** Gives the tasks that go to the queue to the dispatcher, which adds its writes. */
-  enqueue(dispatcher: Dispatcher, writes: WriteSet): void {
-    dispatcher.enqueue(writes, this.toDispatch);
+  /**
+   * Gives the tasks that go to the queue to the dispatcher: Weft's own dispatchers add rows to the write
+   * set; for a queue dispatcher, tasks the engine runs itself and tasks under limits go on the table queue
+   * (only its gated lease path counts limits) and the rest are returned, to be sent by the pass.
+   */
+  enqueue(dispatcher: Dispatcher, writes: WriteSet): QueueRow[] {
+    if (dispatcher.kind === 'rows') {
+      dispatcher.addRows(writes, this.toDispatch);
+      return [];
+    }
+    const external: QueueRow[] = [];
+    for (const task of this.toDispatch) {
+      const onTable =
+        isSystemTaskType(task.taskType) || task.capped === true || (task.gates !== undefined && task.gates !== null);
+      if (onTable) writes.queue.push(task);
+      else external.push(task);
+    }
+    return external;
   }
 
   /** The gates a node's tasks take, if the pass knows about limits. */

@@ -1,7 +1,10 @@
 import { type Action, taskKey, type Workflow } from '@weft/core';
 import { type Cascader, noCascade } from './cascade.js';
 import type { EngineContext } from './context.js';
-import type { Dispatcher } from './dispatcher.js';
+import { type Dispatcher, dispatchTaskOf } from './dispatcher.js';
+import type { FinishedRun } from './extensions/hooks.js';
+import type { ObservedEvent } from './extensions/observer.js';
+import type { PassEnv } from './extensions/pass-env.js';
 import { fault, isArmed } from './faults.js';
 import { type EagerSlot, type Gating, TaskHandOver } from './hand-over.js';
 import { uuidv7 } from './ids.js';
@@ -14,6 +17,7 @@ import {
   type LeasedTask,
   type LockedRun,
   type NewTaskRow,
+  type QueueRow,
   type RunUpdateRow,
   type TaskUpdateRow,
   type WriteSet,
@@ -40,6 +44,13 @@ export class Pass {
   private readonly requested = new Set<string>();
   private readonly seqs = new Map<string, number>();
   private readonly handOver: TaskHandOver;
+  /** Committed history and finished runs, for observers (collected only when something listens). */
+  private readonly observed: ObservedEvent[] = [];
+  private readonly finishedRuns: FinishedRun[] = [];
+  /** Tasks for a queue dispatcher (not Weft's own rows), and the store's transaction handle if it joins. */
+  private external: QueueRow[] = [];
+  /** Set by `inPass` when the store and the dispatcher negotiated transactional dispatch. */
+  handle: unknown = undefined;
 
   /**
    * `eager` is the reporting worker's free capacity, if any; `pollers` are the polls waiting in this
@@ -55,6 +66,7 @@ export class Pass {
     } | null = null,
     private readonly cascader: Cascader = noCascade,
     private readonly services: { readonly gating: Gating; readonly payloads: PayloadStore } | null = null,
+    private readonly env: PassEnv | null = null,
   ) {
     this.handOver = new TaskHandOver(eager, pollers, services?.gating ?? null);
   }
@@ -182,6 +194,15 @@ export class Pass {
           this.handOver.withdraw(run.id);
           break;
         case 'finish_run': {
+          if (this.env?.extensions.listening)
+            this.finishedRuns.push({
+              runId: run.id,
+              namespace: run.namespace,
+              definition: run.definitionName,
+              status: action.status,
+              output: action.output ?? null,
+              error: action.error ?? null,
+            });
           this.updateRun(run.id, {
             status: action.status,
             output: action.output,
@@ -275,6 +296,19 @@ export class Pass {
             attempt: action.attempt ?? null,
             data: action.data,
           });
+          if (this.env?.extensions.listening)
+            this.observed.push({
+              runId: run.id,
+              seq,
+              type: action.type,
+              nodeId: action.nodeId ?? null,
+              iteration: action.iteration ?? null,
+              attempt: action.attempt ?? null,
+              data: action.data,
+              at: run.now,
+              namespace: run.namespace,
+              definition: run.definitionName,
+            });
           break;
       }
     }
@@ -294,7 +328,7 @@ export class Pass {
   async finish(tx: StoreTx, options: { readonly commit?: boolean } = {}): Promise<void> {
     this.writes.runUpdates.push(...this.runUpdates.values());
     this.writes.decisionRequests.push(...this.requested);
-    this.handOver.enqueue(this.dispatcher, this.writes);
+    this.external = this.handOver.enqueue(this.dispatcher, this.writes);
     // Before the write, which commits: the cascade's writes belong to this transaction.
     if (this.writes.cancelOpenWork.length > 0)
       await this.cascader.stop(tx, this.writes, this.writes.cancelOpenWork);
@@ -302,21 +336,69 @@ export class Pass {
     if (this.services) await offloadWrites(this.services.payloads, this.writes);
     // Without `commit` (the relay marks its rows after this) or with the test fault point armed, the
     // writes are sent and the transaction is left open; the caller's transaction commits it.
-    const hold = options.commit === false || isArmed('pass.after-write');
+    // A dispatcher that joins the transaction enqueues after the write and before the commit, so the
+    // tasks and their messages commit together (test: "a rolled-back transaction leaves no job").
+    const joining = this.handle !== undefined && this.external.length > 0;
+    const hold = options.commit === false || isArmed('pass.after-write') || joining;
     const { absorbed } = await tx.write(this.writes, { commit: !hold });
+    if (absorbed.length > 0) {
+      const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
+      this.handOver.dropAbsorbed(gone);
+      for (const a of absorbed) this.requested.add(a.runId);
+      this.dropAbsorbedExternal(gone);
+    }
+    if (joining) await this.enqueueIn();
     if (hold) await fault('pass.after-write');
-    if (absorbed.length === 0) return;
-    const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
-    this.handOver.dropAbsorbed(gone);
-    for (const a of absorbed) this.requested.add(a.runId);
   }
 
-  /** Once the transaction has committed: answers polls that were handed tasks, wakes the others. */
-  afterCommit(wakeups: Wakeups): void {
+  /** Messages for tasks whose insert was absorbed are not sent (their identity exists with another id). */
+  private dropAbsorbedExternal(gone: ReadonlySet<string>): void {
+    if (this.external.length === 0) return;
+    const keyOf = new Map(
+      this.writes.newTasks.map((t) => [t.id, `${t.runId}/${taskKey(t.nodeId, t.iteration)}/${t.attempt}`]),
+    );
+    this.external = this.external.filter((q) => !gone.has(keyOf.get(q.taskId) ?? ''));
+  }
+
+  private async enqueueIn(): Promise<void> {
+    const d = this.dispatcher;
+    if (d.kind !== 'queue' || !d.enqueueIn) throw new Error('enqueueIn needs a queue dispatcher that joins');
+    const now = new Date();
+    await d.enqueueIn(
+      this.handle,
+      this.external.map((q) => dispatchTaskOf(q, now)),
+    );
+    this.external = [];
+  }
+
+  /**
+   * Once the transaction has committed: answers polls that were handed tasks, wakes the others, sends the
+   * messages of a dispatcher that enqueues after commit, and reports to observers. A failed enqueue is
+   * logged: the engine's repair sends the message again (see Redispatcher).
+   */
+  async afterCommit(wakeups: Wakeups): Promise<void> {
     this.handOver.deliver();
     wakeups.announce(this.wakeups());
     if (this.writes.history.length > 0)
       wakeups.history.notify(new Set(this.writes.history.map((h) => h.runId)));
+    const env = this.env;
+    if (this.external.length > 0 && this.dispatcher.kind === 'queue') {
+      const tasks = this.external;
+      this.external = [];
+      // The crash window of write-then-enqueue (test: "a crash between commit and enqueue is repaired").
+      await fault('dispatch.after-commit');
+      const now = new Date();
+      try {
+        await this.dispatcher.enqueue(tasks.map((q) => dispatchTaskOf(q, now)));
+      } catch (e) {
+        env?.logger.warn(
+          { dispatcher: this.dispatcher.name, tasks: tasks.length, error: e instanceof Error ? e.message : String(e) },
+          'could not enqueue after commit; the tasks will be sent again by the repair',
+        );
+      }
+    }
+    if (env && (this.observed.length > 0 || this.finishedRuns.length > 0))
+      await env.extensions.committed({ events: this.observed, finished: this.finishedRuns });
   }
 
   /** When the transaction did not commit: gives back the poll slots this pass reserved. */
@@ -353,17 +435,26 @@ export async function inPass<T>(
 ): Promise<{ result: T; pass: Pass }> {
   const created: Pass[] = [];
   try {
-    const out = await ctx.store.transaction(async (tx) => {
+    const body = async (tx: StoreTx, handle?: unknown) => {
+      // With a gate, every task is claimed through a lease path that asks it first: none is handed over.
+      const gated = ctx.extensions.gate !== null;
       const pass = new Pass(
         ctx.dispatcher,
-        eager,
-        { pollers: ctx.wakeups.pollers, leaseMs: ctx.config.leaseMs, stats: ctx.stats },
+        gated ? null : eager,
+        gated ? null : { pollers: ctx.wakeups.pollers, leaseMs: ctx.config.leaseMs, stats: ctx.stats },
         ctx.cascader,
         { gating: ctx.gating, payloads: ctx.payloads },
+        { extensions: ctx.extensions, logger: ctx.logger },
       );
+      pass.handle = handle;
       created.push(pass);
       return { result: await fn(tx, pass), pass };
-    });
+    };
+    const mode = ctx.dispatchMode;
+    const out =
+      mode.kind === 'in_transaction'
+        ? await mode.store.runInTransaction((scope) => body(scope.tx, scope.handle))
+        : await ctx.store.transaction(body);
     for (const p of created) if (p !== out.pass) p.release();
     return out;
   } catch (e) {

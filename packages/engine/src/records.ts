@@ -117,6 +117,8 @@ export interface LeasedTask {
   readonly leaseExpiresAt: Date;
   readonly deadlineAt: Date | null;
   readonly definitionName: string;
+  /** What the handler receives as its context, built by the engine's `stepContext` hook (absent without one). */
+  readonly context?: Json;
 }
 
 /** A new attempt row to insert. `lease` is set when the task goes straight to a waiting worker. */
