@@ -121,6 +121,8 @@ export class Engine {
       payloads,
       destinations: new Destinations(),
     };
+    // With a queue of one's own, a retry's backoff is the dispatcher's delay (seed 003).
+    this.context.evaluator.decideOptions = { retryOnQueue: this.context.dispatchMode.kind !== 'rows' };
     const destinations = this.context.destinations;
     destinations.register(runEffectsDestination(this.context));
     destinations.register(webhookDestination(options.webhookSecret ? { secret: options.webhookSecret } : {}));
@@ -160,7 +162,13 @@ export class Engine {
     );
     this.redispatcher = new Redispatcher(this.context);
     this.loops.push(
-      new BackgroundLoop('redispatch', () => this.redispatcher.round(), config.redispatchPollMs, clock, onError),
+      new BackgroundLoop(
+        'redispatch',
+        () => this.redispatcher.round(),
+        config.redispatchPollMs,
+        clock,
+        onError,
+      ),
     );
     this.context.wakeups.on('limits', () => {
       limitBook

@@ -69,7 +69,9 @@ export class TaskHandOver {
     const external: QueueRow[] = [];
     for (const task of this.toDispatch) {
       const onTable =
-        isSystemTaskType(task.taskType) || task.capped === true || (task.gates !== undefined && task.gates !== null);
+        isSystemTaskType(task.taskType) ||
+        task.capped === true ||
+        (task.gates !== undefined && task.gates !== null);
       if (onTable) writes.queue.push(task);
       else external.push(task);
     }
@@ -134,9 +136,16 @@ export class TaskHandOver {
     run: LockedRun,
     row: Mutable<NewTaskRow> | Mutable<TaskUpdateRow>,
     id: string,
-    dispatch: { taskType: string; priority: number; timeoutMs: number | null },
+    dispatch: { taskType: string; priority: number; timeoutMs: number | null; delayMs?: number },
   ): void {
     const gating = this.gating;
+    const delayMs = dispatch.delayMs ?? 0;
+    if (delayMs > 0) {
+      // Held back (a retry's backoff on the dispatcher): never handed straight to a worker.
+      if (!('expect' in row)) row.delayMs = delayMs;
+      this.queue(run, id, row.attempt, dispatch, gating?.gatesOf(run, row.nodeId) ?? null);
+      return;
+    }
     const gates = gating?.gatesOf(run, row.nodeId) ?? null;
     // A task under a limit is never handed over directly: only the lease path counts it against the limit.
     const gated = gates !== null || (gating?.isCapped(run.namespace, dispatch.taskType) ?? false);
@@ -157,7 +166,7 @@ export class TaskHandOver {
     run: LockedRun,
     taskId: string,
     attempt: number,
-    dispatch: { taskType: string; priority: number },
+    dispatch: { taskType: string; priority: number; delayMs?: number },
     gates: Readonly<Record<string, number>> | null,
   ): void {
     const capped = this.gating?.isCapped(run.namespace, dispatch.taskType) ?? false;
@@ -168,7 +177,7 @@ export class TaskHandOver {
       namespace: run.namespace,
       taskType: dispatch.taskType,
       priority: dispatch.priority,
-      delayMs: 0,
+      delayMs: dispatch.delayMs ?? 0,
       ...(gates ? { gates } : {}),
       ...(capped ? { capped } : {}),
     });

@@ -392,7 +392,11 @@ export class Pass {
         await this.dispatcher.enqueue(tasks.map((q) => dispatchTaskOf(q, now)));
       } catch (e) {
         env?.logger.warn(
-          { dispatcher: this.dispatcher.name, tasks: tasks.length, error: e instanceof Error ? e.message : String(e) },
+          {
+            dispatcher: this.dispatcher.name,
+            tasks: tasks.length,
+            error: e instanceof Error ? e.message : String(e),
+          },
           'could not enqueue after commit; the tasks will be sent again by the repair',
         );
       }

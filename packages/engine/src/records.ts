@@ -140,6 +140,8 @@ export interface NewTaskRow {
   readonly lease: { readonly worker: string; readonly token: string; readonly leaseMs: number } | null;
   /** The run this attempt starts (sub-workflow and start-workflow nodes): what a cancel cascades to. */
   readonly childRunId?: string | null;
+  /** A queued attempt held back this long (a retry's backoff on the dispatcher): stored as its `retry_at`. */
+  readonly delayMs?: number;
 }
 
 /** A change to an existing attempt, applied only while it is still in `expect` status. */

@@ -298,7 +298,9 @@ export class TaskService {
     for (const runId of runs) {
       const rows = await this.ctx.store.listTasks(runId);
       const done = tasks.some((t) =>
-        rows.some((r) => r.runId === t.runId && r.id === t.taskId && r.attempt === t.attempt && isFinal(r.status)),
+        rows.some(
+          (r) => r.runId === t.runId && r.id === t.taskId && r.attempt === t.attempt && isFinal(r.status),
+        ),
       );
       if (done) finished.push(runId);
     }
@@ -364,7 +366,8 @@ export class TaskService {
       return renewed;
     });
     this.ctx.wakeups.publish({ kind: 'decisions' });
-    for (const t of tasks) if (!held.has(t.taskId)) await this.ctx.extensions.slots.release(t.taskId, t.attempt);
+    for (const t of tasks)
+      if (!held.has(t.taskId)) await this.ctx.extensions.slots.release(t.taskId, t.attempt);
     return {
       held: tasks.filter((t) => held.has(t.taskId)).map((t) => t.taskId),
       lost: tasks.filter((t) => !held.has(t.taskId)).map((t) => t.taskId),

@@ -173,7 +173,8 @@ export class Worker {
 
   /** Starts a poll when slots are free and no report is about to bring tasks. */
   private schedule(): void {
-    if (this.stopping || this.polling || this.reporting > 0 || this.pending.length > 0 || this.free <= 0) return;
+    if (this.stopping || this.polling || this.reporting > 0 || this.pending.length > 0 || this.free <= 0)
+      return;
     this.polling = true;
     this.pollReserved = this.free;
     void this.poll(this.pollReserved);

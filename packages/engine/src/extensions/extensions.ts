@@ -91,7 +91,8 @@ export class Extensions {
   async committed(work: CommittedWork): Promise<void> {
     if (work.events.length === 0 && work.finished.length === 0) return;
     const observer = this.observer;
-    if (observer && work.events.length > 0) await this.safely('observer', () => observer.onEvents(work.events));
+    if (observer && work.events.length > 0)
+      await this.safely('observer', () => observer.onEvents(work.events));
     const tracer = this.tracer;
     if (tracer) {
       await this.safely('tracer', () => {
@@ -122,7 +123,10 @@ export class Extensions {
     try {
       await fn();
     } catch (e) {
-      this.logger.warn({ extension: what, error: e instanceof Error ? e.message : String(e) }, 'an extension failed');
+      this.logger.warn(
+        { extension: what, error: e instanceof Error ? e.message : String(e) },
+        'an extension failed',
+      );
     }
   }
 }

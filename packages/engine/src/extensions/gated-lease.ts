@@ -46,7 +46,9 @@ export async function leaseThroughGate(
       }
       let got: LeaseOutcome;
       try {
-        got = await ctx.store.transaction((tx) => tx.leaseTasks({ ...request, taskTypes: [taskType], max: 1 }));
+        got = await ctx.store.transaction((tx) =>
+          tx.leaseTasks({ ...request, taskTypes: [taskType], max: 1 }),
+        );
       } catch (e) {
         await callRelease(decision.release, ctx.logger);
         throw e;

@@ -1,6 +1,5 @@
 import { WeftError } from '@weft/core';
-import type { DispatchTask, QueueDispatcher, RowDispatcher } from '../dispatcher.js';
-import type { Dispatcher } from '../dispatcher.js';
+import type { Dispatcher, DispatchTask, QueueDispatcher, RowDispatcher } from '../dispatcher.js';
 import type { Store, StoreTx } from '../store.js';
 
 /** One open store transaction: the operations, and a handle a dispatcher may join (opaque to the engine). */
@@ -47,7 +46,11 @@ export type DispatchMode =
       readonly store: TransactionalStore;
       readonly repair: UndispatchedTasks | null;
     }
-  | { readonly kind: 'after_commit'; readonly dispatcher: QueueDispatcher; readonly repair: UndispatchedTasks };
+  | {
+      readonly kind: 'after_commit';
+      readonly dispatcher: QueueDispatcher;
+      readonly repair: UndispatchedTasks;
+    };
 
 /** True when the store offers `runInTransaction`. */
 export function isTransactionalStore(store: Store): store is Store & TransactionalStore {
