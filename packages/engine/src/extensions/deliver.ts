@@ -3,6 +3,9 @@ import type { DispatchTask } from '../dispatcher.js';
 import type { LeasedTask } from '../records.js';
 import type { TaskService } from '../tasks.js';
 
+/** What a consumer needs of the engine's task service (in this process, or a client of a server's API). */
+export type DeliveryTarget = Pick<TaskService, 'leaseById' | 'report' | 'heartbeat' | 'terms'>;
+
 /** Runs one leased step; its return value is the step's output, a throw fails the attempt. */
 export type StepHandler = (task: LeasedTask) => Json | Promise<Json>;
 
@@ -19,8 +22,8 @@ export type StepDelivery =
  * message leases nothing and is skipped; acknowledge it either way.
  */
 export async function runDelivered(
-  tasks: TaskService,
-  message: DispatchTask,
+  tasks: DeliveryTarget,
+  message: Omit<DispatchTask, 'notBefore'>,
   options: { readonly worker: string; readonly handler: StepHandler },
 ): Promise<StepDelivery> {
   const [task] = await tasks.leaseById({
