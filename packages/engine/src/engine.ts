@@ -160,7 +160,7 @@ export class Engine {
         onError,
       ),
     );
-    this.redispatcher = new Redispatcher(this.context);
+    this.redispatcher = Redispatcher.of(this.context);
     this.loops.push(
       new BackgroundLoop(
         'redispatch',

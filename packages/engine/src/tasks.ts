@@ -304,7 +304,7 @@ export class TaskService {
       );
       if (done) finished.push(runId);
     }
-    if (finished.length > 0) await new Redispatcher(this.ctx).redrive(finished);
+    if (finished.length > 0) await Redispatcher.of(this.ctx).redrive(finished);
   }
 
   private async leaseNamed(

@@ -12,8 +12,21 @@ import type { EngineContext } from '../context.js';
 export class Redispatcher {
   /** Tasks sent again since this engine started. */
   resent = 0;
+  /** When each attempt was last sent again by this engine: a task waiting long for a consumer is resent
+   * once per `redispatchAfterMs`, not every round. */
+  private readonly recent = new Map<string, number>();
 
   constructor(private readonly ctx: EngineContext) {}
+
+  /** The engine's repair (one per engine context, shared by the loop and the lease path). */
+  static of(ctx: EngineContext): Redispatcher {
+    let r = instances.get(ctx);
+    if (!r) {
+      r = new Redispatcher(ctx);
+      instances.set(ctx, r);
+    }
+    return r;
+  }
 
   /** One round of the background repair; returns false (the loop waits for its next poll). */
   async round(): Promise<boolean> {
@@ -24,10 +37,15 @@ export class Redispatcher {
       olderThanMs: this.ctx.config.redispatchAfterMs,
       limit: 500,
     });
-    if (tasks.length === 0) return false;
-    await mode.dispatcher.enqueue(tasks);
-    this.resent += tasks.length;
-    this.ctx.logger.warn({ tasks: tasks.length }, 'sent queued tasks left without a message again');
+    const now = Date.now();
+    const every = this.ctx.config.redispatchAfterMs;
+    for (const [k, at] of this.recent) if (now - at >= every) this.recent.delete(k);
+    const due = tasks.filter((t) => !this.recent.has(`${t.taskId}/${t.attempt}`));
+    if (due.length === 0) return false;
+    await mode.dispatcher.enqueue(due);
+    for (const t of due) this.recent.set(`${t.taskId}/${t.attempt}`, now);
+    this.resent += due.length;
+    this.ctx.logger.warn({ tasks: due.length }, 'sent queued tasks left without a message again');
     return false;
   }
 
@@ -42,3 +60,5 @@ export class Redispatcher {
     return tasks.length;
   }
 }
+
+const instances = new WeakMap<EngineContext, Redispatcher>();
