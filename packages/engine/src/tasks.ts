@@ -279,8 +279,13 @@ export class TaskService {
     checkTypes(request.taskTypes);
     if (request.tasks.length === 0) return [];
     const gate = this.ctx.extensions.gate;
+    // A message without its type, from a worker asking for one type: the gate is told that type.
+    const only = request.taskTypes.length === 1 ? request.taskTypes[0] : undefined;
+    const named = request.tasks.map((t) => (t.taskType === undefined && only ? { ...t, taskType: only } : t));
     const leased = gate
-      ? await leaseByIdThroughGate(this.ctx, gate, request, (tasks) => this.leaseNamed(request, tasks))
+      ? await leaseByIdThroughGate(this.ctx, gate, { ...request, tasks: named }, (tasks) =>
+          this.leaseNamed(request, tasks),
+        )
       : await this.leaseNamed(request, request.tasks);
     // A message for an attempt that has already finished may mean its successors lost their messages (a
     // crash between commit and enqueue): their run is re-driven (seed 003, the redelivery repair).
