@@ -1,10 +1,10 @@
 import { type Action, taskKey, type Workflow } from '@weft/core';
 import { type Cascader, noCascade } from './cascade.js';
 import type { EngineContext } from './context.js';
-import { type Dispatcher, dispatchTaskOf } from './dispatcher.js';
-import type { FinishedRun } from './extensions/hooks.js';
-import type { ObservedEvent } from './extensions/observer.js';
+import type { Dispatcher } from './dispatcher.js';
+import { PassDispatch } from './extensions/pass-dispatch.js';
 import type { PassEnv } from './extensions/pass-env.js';
+import { PassReport } from './extensions/pass-report.js';
 import { fault, isArmed } from './faults.js';
 import { type EagerSlot, type Gating, TaskHandOver } from './hand-over.js';
 import { uuidv7 } from './ids.js';
@@ -17,7 +17,6 @@ import {
   type LeasedTask,
   type LockedRun,
   type NewTaskRow,
-  type QueueRow,
   type RunUpdateRow,
   type TaskUpdateRow,
   type WriteSet,
@@ -44,11 +43,10 @@ export class Pass {
   private readonly requested = new Set<string>();
   private readonly seqs = new Map<string, number>();
   private readonly handOver: TaskHandOver;
-  /** Committed history and finished runs, for observers (collected only when something listens). */
-  private readonly observed: ObservedEvent[] = [];
-  private readonly finishedRuns: FinishedRun[] = [];
-  /** Tasks for a queue dispatcher (not Weft's own rows), and the store's transaction handle if it joins. */
-  private external: QueueRow[] = [];
+  /** History and finished runs, reported after commit. */
+  private readonly report: PassReport;
+  /** Tasks for a queue dispatcher (not Weft's own rows). */
+  private readonly external: PassDispatch;
   /** Set by `inPass` when the store and the dispatcher negotiated transactional dispatch. */
   handle: unknown = undefined;
 
@@ -69,6 +67,8 @@ export class Pass {
     private readonly env: PassEnv | null = null,
   ) {
     this.handOver = new TaskHandOver(eager, pollers, services?.gating ?? null);
+    this.report = new PassReport(env?.extensions ?? null);
+    this.external = new PassDispatch(dispatcher);
   }
 
   /** Tasks leased to the reporting worker by this pass. */
@@ -194,15 +194,7 @@ export class Pass {
           this.handOver.withdraw(run.id);
           break;
         case 'finish_run': {
-          if (this.env?.extensions.listening)
-            this.finishedRuns.push({
-              runId: run.id,
-              namespace: run.namespace,
-              definition: run.definitionName,
-              status: action.status,
-              output: action.output ?? null,
-              error: action.error ?? null,
-            });
+          this.report.finish(run, action);
           this.updateRun(run.id, {
             status: action.status,
             output: action.output,
@@ -296,19 +288,7 @@ export class Pass {
             attempt: action.attempt ?? null,
             data: action.data,
           });
-          if (this.env?.extensions.listening)
-            this.observed.push({
-              runId: run.id,
-              seq,
-              type: action.type,
-              nodeId: action.nodeId ?? null,
-              iteration: action.iteration ?? null,
-              attempt: action.attempt ?? null,
-              data: action.data,
-              at: run.now,
-              namespace: run.namespace,
-              definition: run.definitionName,
-            });
+          this.report.event(run, w.history.at(-1)!);
           break;
       }
     }
@@ -328,7 +308,7 @@ export class Pass {
   async finish(tx: StoreTx, options: { readonly commit?: boolean } = {}): Promise<void> {
     this.writes.runUpdates.push(...this.runUpdates.values());
     this.writes.decisionRequests.push(...this.requested);
-    this.external = this.handOver.enqueue(this.dispatcher, this.writes);
+    this.external.set(this.handOver.enqueue(this.dispatcher, this.writes));
     // Before the write, which commits: the cascade's writes belong to this transaction.
     if (this.writes.cancelOpenWork.length > 0)
       await this.cascader.stop(tx, this.writes, this.writes.cancelOpenWork);
@@ -338,37 +318,17 @@ export class Pass {
     // writes are sent and the transaction is left open; the caller's transaction commits it.
     // A dispatcher that joins the transaction enqueues after the write and before the commit, so the
     // tasks and their messages commit together (test: "a rolled-back transaction leaves no job").
-    const joining = this.handle !== undefined && this.external.length > 0;
+    const joining = this.handle !== undefined && this.external.pending;
     const hold = options.commit === false || isArmed('pass.after-write') || joining;
     const { absorbed } = await tx.write(this.writes, { commit: !hold });
     if (absorbed.length > 0) {
       const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
       this.handOver.dropAbsorbed(gone);
       for (const a of absorbed) this.requested.add(a.runId);
-      this.dropAbsorbedExternal(gone);
+      this.external.dropAbsorbed(gone, this.writes.newTasks);
     }
-    if (joining) await this.enqueueIn();
+    if (joining) await this.external.sendIn(this.handle);
     if (hold) await fault('pass.after-write');
-  }
-
-  /** Messages for tasks whose insert was absorbed are not sent (their identity exists with another id). */
-  private dropAbsorbedExternal(gone: ReadonlySet<string>): void {
-    if (this.external.length === 0) return;
-    const keyOf = new Map(
-      this.writes.newTasks.map((t) => [t.id, `${t.runId}/${taskKey(t.nodeId, t.iteration)}/${t.attempt}`]),
-    );
-    this.external = this.external.filter((q) => !gone.has(keyOf.get(q.taskId) ?? ''));
-  }
-
-  private async enqueueIn(): Promise<void> {
-    const d = this.dispatcher;
-    if (d.kind !== 'queue' || !d.enqueueIn) throw new Error('enqueueIn needs a queue dispatcher that joins');
-    const now = new Date();
-    await d.enqueueIn(
-      this.handle,
-      this.external.map((q) => dispatchTaskOf(q, now)),
-    );
-    this.external = [];
   }
 
   /**
@@ -381,28 +341,8 @@ export class Pass {
     wakeups.announce(this.wakeups());
     if (this.writes.history.length > 0)
       wakeups.history.notify(new Set(this.writes.history.map((h) => h.runId)));
-    const env = this.env;
-    if (this.external.length > 0 && this.dispatcher.kind === 'queue') {
-      const tasks = this.external;
-      this.external = [];
-      // The crash window of write-then-enqueue (test: "a crash between commit and enqueue is repaired").
-      await fault('dispatch.after-commit');
-      const now = new Date();
-      try {
-        await this.dispatcher.enqueue(tasks.map((q) => dispatchTaskOf(q, now)));
-      } catch (e) {
-        env?.logger.warn(
-          {
-            dispatcher: this.dispatcher.name,
-            tasks: tasks.length,
-            error: e instanceof Error ? e.message : String(e),
-          },
-          'could not enqueue after commit; the tasks will be sent again by the repair',
-        );
-      }
-    }
-    if (env && (this.observed.length > 0 || this.finishedRuns.length > 0))
-      await env.extensions.committed({ events: this.observed, finished: this.finishedRuns });
+    await this.external.sendAfterCommit(this.env?.logger ?? null);
+    await this.report.committed();
   }
 
   /** When the transaction did not commit: gives back the poll slots this pass reserved. */

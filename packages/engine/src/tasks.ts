@@ -4,6 +4,7 @@ import { leaseByIdThroughGate, leaseThroughGate, type NamedTask } from './extens
 import { Redispatcher } from './extensions/redispatch.js';
 import { afterReports } from './extensions/step-hooks.js';
 import { fault } from './faults.js';
+import { leaseNamed } from './lease-named.js';
 import { type EagerSlot, inPass } from './pass.js';
 import { ANY_NAMESPACE, namespaceScope } from './pollers.js';
 import type { LeasedTask, ReportVerdict, TaskReport } from './records.js';
@@ -291,49 +292,16 @@ export class TaskService {
     // crash between commit and enqueue): their run is re-driven (seed 003, the redelivery repair).
     if (leased.length < request.tasks.length && this.ctx.dispatchMode.kind !== 'rows') {
       const got = new Set(leased.map((t) => t.id));
-      await this.redriveFinished(request.tasks.filter((t) => !got.has(t.taskId)));
+      await Redispatcher.of(this.ctx).redriveFinished(request.tasks.filter((t) => !got.has(t.taskId)));
     }
     return this.ctx.extensions.withContext(leased);
-  }
-
-  /** Runs whose named attempt has finished get their queued tasks sent again. */
-  private async redriveFinished(tasks: readonly NamedTask[]): Promise<void> {
-    const runs = [...new Set(tasks.map((t) => t.runId))];
-    const finished: string[] = [];
-    for (const runId of runs) {
-      const rows = await this.ctx.store.listTasks(runId);
-      const done = tasks.some((t) =>
-        rows.some(
-          (r) => r.runId === t.runId && r.id === t.taskId && r.attempt === t.attempt && isFinal(r.status),
-        ),
-      );
-      if (done) finished.push(runId);
-    }
-    if (finished.length > 0) await Redispatcher.of(this.ctx).redrive(finished);
   }
 
   private async leaseNamed(
     request: { readonly namespace: string; readonly worker: string; readonly taskTypes: readonly string[] },
     named: readonly NamedTask[],
   ): Promise<LeasedTask[]> {
-    if (named.length === 0) return [];
-    const { tasks, moved } = await this.ctx.store.transaction((tx) =>
-      tx.leaseTasksById(
-        {
-          namespace: request.namespace,
-          taskTypes: request.taskTypes,
-          max: named.length,
-          worker: request.worker,
-          leaseMs: this.ctx.config.leaseMs,
-        },
-        named.map((t) => ({ runId: t.runId, taskId: t.taskId, attempt: t.attempt })),
-      ),
-    );
-    if (moved.length > 0)
-      this.ctx.wakeups.announce(
-        moved.map((m) => ({ kind: 'tasks', namespace: m.namespace, taskTypes: [m.taskType] })),
-      );
-    return this.resolveInputs(tasks);
+    return this.resolveInputs(await leaseNamed(this.ctx, request, named));
   }
 
   /** Renews leases; returns which are still held and which were lost (cancelled run, expired, taken over). */
@@ -430,10 +398,6 @@ function toEvent(report: TaskReport, verdict: ReportVerdict, worker: string): Ru
     why: verdict.why,
     worker,
   };
-}
-
-function isFinal(status: string): boolean {
-  return status !== 'queued' && status !== 'running' && status !== 'waiting';
 }
 
 function checkTypes(types: readonly string[]): void {

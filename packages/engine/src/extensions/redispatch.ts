@@ -1,4 +1,5 @@
 import type { EngineContext } from '../context.js';
+import type { NamedTask } from './gated-lease.js';
 
 /**
  * The repair of write-then-enqueue dispatch (seed 003). A crash between a transaction's commit and the
@@ -49,6 +50,24 @@ export class Redispatcher {
     return false;
   }
 
+  /**
+   * Messages named these attempts and leased nothing: the runs of those that have finished are re-driven
+   * (a message for a finished attempt may mean its successors lost theirs to a crash).
+   */
+  async redriveFinished(named: readonly NamedTask[]): Promise<void> {
+    const finished: string[] = [];
+    for (const runId of new Set(named.map((t) => t.runId))) {
+      const rows = await this.ctx.store.listTasks(runId);
+      const done = named.some((t) =>
+        rows.some(
+          (r) => r.runId === t.runId && r.id === t.taskId && r.attempt === t.attempt && isFinal(r.status),
+        ),
+      );
+      if (done) finished.push(runId);
+    }
+    if (finished.length > 0) await this.redrive(finished);
+  }
+
   /** A message named a task of these runs that has already finished: sends their queued tasks again. */
   async redrive(runIds: readonly string[]): Promise<number> {
     const mode = this.ctx.dispatchMode;
@@ -62,3 +81,7 @@ export class Redispatcher {
 }
 
 const instances = new WeakMap<EngineContext, Redispatcher>();
+
+function isFinal(status: string): boolean {
+  return status !== 'queued' && status !== 'running' && status !== 'waiting';
+}
