@@ -109,6 +109,8 @@ describe('the gate', () => {
     // Nothing was handed straight to a worker past the gate: every step was admitted before its claim.
     const tasks = await engine.context.store.listTasks(run.id);
     expect(tasks.filter((t) => t.status === 'completed')).toHaveLength(3);
+    // Its background loops would expire other tests' leases before their own reaper does.
+    await engine.stop();
   });
 
   it('never hands a step to a worker past the gate (no eager lease with a report)', async () => {

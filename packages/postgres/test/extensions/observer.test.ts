@@ -26,6 +26,8 @@ edges:
 `;
 
 const events: ObservedEvent[] = [];
+/** Each call's events: one committed transaction's. */
+const batches: ObservedEvent[][] = [];
 const spans: (({ phase: 'start' } & SpanStart) | ({ phase: 'end' } & SpanEnd))[] = [];
 const steps: StepOutcome[] = [];
 const finished: FinishedRun[] = [];
@@ -36,7 +38,12 @@ beforeAll(async () => {
   h = await harness(
     {},
     {
-      observer: { onEvents: (batch) => void events.push(...batch) },
+      observer: {
+        onEvents: (batch) => {
+          batches.push([...batch]);
+          events.push(...batch);
+        },
+      },
       tracer: {
         startSpan: (s) => void spans.push({ phase: 'start', ...s }),
         endSpan: (s) => void spans.push({ phase: 'end', ...s }),
@@ -72,10 +79,15 @@ describe('observer and tracer', () => {
       (t) => t.nodeId,
       async () => (await h.engine.runs.get(run.id)).status !== 'running',
     );
-    const seen = events.filter((e) => e.runId === run.id);
+    // Every committed event once, nothing else; each call in sequence order.
+    const seen = events.filter((e) => e.runId === run.id).sort((x, y) => x.seq - y.seq);
     const history = await h.store.readHistory(run.id, 0, 1000);
     expect(seen.map((e) => [e.seq, e.type, e.nodeId])).toEqual(history.map((e) => [e.seq, e.type, e.nodeId]));
     expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
+    for (const batch of batches) {
+      const mine = batch.filter((e) => e.runId === run.id).map((e) => e.seq);
+      expect(mine).toEqual([...mine].sort((x, y) => x - y));
+    }
     expect(seen[0]!.type).toBe('run.started');
     expect(seen.at(-1)!.type).toBe('run.completed');
     expect(seen.every((e) => e.definition === 'observed' && e.namespace === 'default')).toBe(true);
@@ -141,7 +153,7 @@ describe('observer and tracer', () => {
     const after = events.slice(before).filter((e) => e.runId === run.id);
     expect(after.map((e) => e.type)).toContain('task.completed');
     const history = await h.store.readHistory(run.id, 0, 1000);
-    const seen = events.filter((e) => e.runId === run.id);
+    const seen = events.filter((e) => e.runId === run.id).sort((x, y) => x.seq - y.seq);
     expect(seen.map((e) => e.seq)).toEqual(history.map((e) => e.seq));
   });
 });
