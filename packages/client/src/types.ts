@@ -88,6 +88,8 @@ export interface LeasedTask {
   lease_token: string;
   lease_expires_at: string;
   deadline_at: string | null;
+  /** What the server's step-context hook built for the handler (absent without one). */
+  context?: Json;
 }
 
 /** A worker's report on one leased task: an output, or an error. */

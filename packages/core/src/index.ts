@@ -5,6 +5,7 @@ export * from './decider/control.js';
 export * from './decider/control-check.js';
 export * from './decider/control-events.js';
 export * from './decider/decide.js';
+export * from './decider/decide-options.js';
 export * from './decider/effect-nodes.js';
 export * from './decider/effects.js';
 export * from './decider/events.js';

@@ -1,6 +1,7 @@
 import {
   type Action,
   compileWorkflow,
+  type DecideOptions,
   type DecisionState,
   decide,
   type Json,
@@ -45,6 +46,8 @@ export class Sim {
   readonly effects: Extract<Action, { kind: 'effect' }>[] = [];
   loads = 0;
   now = new Date('2026-01-01T00:00:00Z');
+  /** How the decider is told the shell delivers work (retries on the dispatcher's delay, say). */
+  decideOptions: DecideOptions = {};
 
   constructor(
     readonly workflow: Workflow,
@@ -87,7 +90,7 @@ export class Sim {
     for (const event of events) {
       const before = this.loads;
       for (let round = 0; ; round++) {
-        const result = await decide(this.workflow, state, event, this.now);
+        const result = await decide(this.workflow, state, event, this.now, this.decideOptions);
         if (result.kind === 'decided') {
           all.push(...result.actions);
           state = result.state;

@@ -42,7 +42,7 @@ async function decideBatch(ctx: EngineContext, runIds: readonly string[]): Promi
     await pass.finish(tx);
   });
   await fault('decide.after-commit');
-  pass.afterCommit(ctx.wakeups);
+  await pass.afterCommit(ctx.wakeups);
 }
 
 async function defer(ctx: EngineContext, runId: string, error: unknown): Promise<void> {
@@ -75,6 +75,8 @@ export async function timerRound(ctx: EngineContext): Promise<boolean> {
  * and a failure event goes to their run, which retries or fails the node by its policy.
  */
 export async function leaseRound(ctx: EngineContext): Promise<boolean> {
+  // Slots of attempts that ended elsewhere (another server's reaper, a cancel) are released here.
+  await ctx.extensions.slots.sweep(ctx.store);
   const expired = await ctx.store.expiredLeases(200);
   if (expired.length === 0) return false;
   const ended = await ctx.store.transaction(async (tx) => {
@@ -98,8 +100,10 @@ export async function leaseRound(ctx: EngineContext): Promise<boolean> {
         return { runId: t.runId, event };
       }),
     );
-    return done.length;
+    return done;
   });
-  if (ended > 0) ctx.wakeups.announce([{ kind: 'decisions' }]);
+  // Gate slots of attempts that lost their lease are free again.
+  for (const t of ended) await ctx.extensions.slots.release(t.taskId, t.attempt);
+  if (ended.length > 0) ctx.wakeups.announce([{ kind: 'decisions' }]);
   return expired.length >= 200;
 }

@@ -42,6 +42,13 @@ export interface EngineConfig {
   readonly systemTasks: boolean;
   /** System tasks run at once by this process. */
   readonly systemConcurrency: number;
+  /**
+   * With a dispatcher that enqueues after commit: how often the repair looks for queued tasks left
+   * without a message (a crash between commit and enqueue), and how long a task must have been queued
+   * before it is sent again. A duplicate message is harmless (leases are fenced).
+   */
+  readonly redispatchPollMs: number;
+  readonly redispatchAfterMs: number;
 }
 
 /** Defaults: 90 s leases renewed every 30 s. */
@@ -69,4 +76,6 @@ export const DEFAULT_CONFIG: EngineConfig = {
   relayMaxBackoffMs: 300_000,
   systemTasks: true,
   systemConcurrency: 16,
+  redispatchPollMs: 5000,
+  redispatchAfterMs: 30_000,
 };

@@ -3,6 +3,8 @@ import type { EngineConfig } from './config.js';
 import type { DefinitionService } from './definitions.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { Evaluator } from './evaluator.js';
+import type { Extensions } from './extensions/extensions.js';
+import type { DispatchMode } from './extensions/transactional-dispatch.js';
 import type { LimitBook } from './limits.js';
 import type { Logger } from './logger.js';
 import type { Destinations } from './outbox/destination.js';
@@ -17,6 +19,10 @@ import type { Wakeups } from './wakeups.js';
 export interface EngineContext {
   readonly store: Store;
   readonly dispatcher: Dispatcher;
+  /** How dispatch and the store's transactions fit together, settled at construction. */
+  readonly dispatchMode: DispatchMode;
+  /** Gate, observer, tracer and hooks. */
+  readonly extensions: Extensions;
   /** Stops what a run started beyond its own tasks and timers when its open work is cancelled. */
   readonly cascader: Cascader;
   readonly config: EngineConfig;

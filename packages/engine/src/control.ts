@@ -129,7 +129,7 @@ export class ControlService {
       );
       await pass.finish(tx);
     });
-    pass.afterCommit(this.ctx.wakeups);
+    await pass.afterCommit(this.ctx.wakeups);
     const after = await this.ctx.store.getRun(runId);
     if (!after) throw notFound(runId);
     return after;

@@ -8,6 +8,13 @@ import { ControlService } from './control.js';
 import { DefinitionService } from './definitions.js';
 import { type Dispatcher, tableDispatcher } from './dispatcher.js';
 import { Evaluator } from './evaluator.js';
+import { Extensions } from './extensions/extensions.js';
+import type { Gate } from './extensions/gate.js';
+import type { Hooks } from './extensions/hooks.js';
+import type { Observer } from './extensions/observer.js';
+import { Redispatcher } from './extensions/redispatch.js';
+import type { Tracer } from './extensions/tracer.js';
+import { negotiateDispatch } from './extensions/transactional-dispatch.js';
 import { HumanTaskService } from './human-tasks.js';
 import { LimitService } from './limit-service.js';
 import { LimitBook, queueGates } from './limits.js';
@@ -48,6 +55,14 @@ export interface EngineOptions {
   readonly destinations?: readonly Destination[];
   /** Secret that signs run status callbacks sent to a URL (`x-weft-signature`). */
   readonly webhookSecret?: string;
+  /** Consulted before a step is claimed: admit with a release, or defer (org-wide caps plug in here). */
+  readonly gate?: Gate;
+  /** Receives committed run and task history. */
+  readonly observer?: Observer;
+  /** Receives run and task spans, derived from committed history. */
+  readonly tracer?: Tracer;
+  /** Before start, step context, after step, run finished. */
+  readonly hooks?: Hooks;
 }
 
 /**
@@ -80,15 +95,19 @@ export class Engine {
       maxBytes: config.maxPayloadBytes,
     });
     const limitBook = new LimitBook(options.store);
+    const dispatcher = options.dispatcher ?? tableDispatcher;
+    const logger = options.logger ?? silentLogger;
     this.context = {
       store: options.store,
-      dispatcher: options.dispatcher ?? tableDispatcher,
+      dispatcher,
+      dispatchMode: negotiateDispatch(options.store, dispatcher),
+      extensions: new Extensions(options, logger),
       cascader: options.cascader ?? childRunCascader,
       config,
       definitions,
       evaluator: new Evaluator(definitions, stats, payloads),
       wakeups: new Wakeups(),
-      logger: options.logger ?? silentLogger,
+      logger,
       runs: new RunIndex(),
       stats,
       limits: limitBook,
@@ -102,6 +121,8 @@ export class Engine {
       payloads,
       destinations: new Destinations(),
     };
+    // With a queue of one's own, a retry's backoff is the dispatcher's delay (seed 003).
+    this.context.evaluator.decideOptions = { retryOnQueue: this.context.dispatchMode.kind !== 'rows' };
     const destinations = this.context.destinations;
     destinations.register(runEffectsDestination(this.context));
     destinations.register(webhookDestination(options.webhookSecret ? { secret: options.webhookSecret } : {}));
@@ -139,6 +160,16 @@ export class Engine {
         onError,
       ),
     );
+    this.redispatcher = Redispatcher.of(this.context);
+    this.loops.push(
+      new BackgroundLoop(
+        'redispatch',
+        () => this.redispatcher.round(),
+        config.redispatchPollMs,
+        clock,
+        onError,
+      ),
+    );
     this.context.wakeups.on('limits', () => {
       limitBook
         .refresh()
@@ -164,6 +195,8 @@ export class Engine {
   }
 
   private readonly runner: SystemTaskRunner;
+  /** Sends queued tasks left without a message again (write-then-enqueue dispatchers only). */
+  readonly redispatcher: Redispatcher;
   private readonly relay: Relay;
 
   /** Adds (or replaces) an outbox destination, such as a sink configured after start. */

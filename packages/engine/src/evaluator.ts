@@ -1,5 +1,6 @@
 import {
   type Action,
+  type DecideOptions,
   type DecisionState,
   decide,
   isControlEvent,
@@ -70,6 +71,9 @@ export interface Prefetch {
  * read together. Only when the decider asks for something unplanned is there another.
  */
 export class Evaluator {
+  /** How the decider adapts to the dispatcher (set by the engine: retries on a queue dispatcher's delay). */
+  decideOptions: DecideOptions = {};
+
   constructor(
     private readonly definitions: DefinitionService,
     private readonly stats: EngineStats = new EngineStats(),
@@ -252,7 +256,7 @@ export class Evaluator {
       for (const received of events) {
         const event = await this.resolveEvent(received);
         for (let round = 0; ; round++) {
-          const result = await decide(workflow, state, event, run.now);
+          const result = await decide(workflow, state, event, run.now, this.decideOptions);
           if (result.kind === 'decided') {
             actions.push(...result.actions);
             state = result.state;

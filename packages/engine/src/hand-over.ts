@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { taskKey } from '@weft/core';
+import { isSystemTaskType, taskKey } from '@weft/core';
 import type { Dispatcher } from './dispatcher.js';
 import type { Pollers, Reservation } from './pollers.js';
 import type { LeasedTask, LockedRun, NewTaskRow, QueueRow, TaskUpdateRow, WriteSet } from './records.js';
@@ -56,9 +56,26 @@ export class TaskHandOver {
     private readonly gating: Gating | null,
   ) {}
 
-  /** Gives the tasks that go to the queue to the dispatcher, which adds its writes. */
-  enqueue(dispatcher: Dispatcher, writes: WriteSet): void {
-    dispatcher.enqueue(writes, this.toDispatch);
+  /**
+   * Gives the tasks that go to the queue to the dispatcher: Weft's own dispatchers add rows to the write
+   * set; for a queue dispatcher, tasks the engine runs itself and tasks under limits go on the table queue
+   * (only its gated lease path counts limits) and the rest are returned, to be sent by the pass.
+   */
+  enqueue(dispatcher: Dispatcher, writes: WriteSet): QueueRow[] {
+    if (dispatcher.kind === 'rows') {
+      dispatcher.addRows(writes, this.toDispatch);
+      return [];
+    }
+    const external: QueueRow[] = [];
+    for (const task of this.toDispatch) {
+      const onTable =
+        isSystemTaskType(task.taskType) ||
+        task.capped === true ||
+        (task.gates !== undefined && task.gates !== null);
+      if (onTable) writes.queue.push(task);
+      else external.push(task);
+    }
+    return external;
   }
 
   /** The gates a node's tasks take, if the pass knows about limits. */
@@ -119,9 +136,16 @@ export class TaskHandOver {
     run: LockedRun,
     row: Mutable<NewTaskRow> | Mutable<TaskUpdateRow>,
     id: string,
-    dispatch: { taskType: string; priority: number; timeoutMs: number | null },
+    dispatch: { taskType: string; priority: number; timeoutMs: number | null; delayMs?: number },
   ): void {
     const gating = this.gating;
+    const delayMs = dispatch.delayMs ?? 0;
+    if (delayMs > 0) {
+      // Held back (a retry's backoff on the dispatcher): never handed straight to a worker.
+      if (!('expect' in row)) row.delayMs = delayMs;
+      this.queue(run, id, row.attempt, dispatch, gating?.gatesOf(run, row.nodeId) ?? null);
+      return;
+    }
     const gates = gating?.gatesOf(run, row.nodeId) ?? null;
     // A task under a limit is never handed over directly: only the lease path counts it against the limit.
     const gated = gates !== null || (gating?.isCapped(run.namespace, dispatch.taskType) ?? false);
@@ -142,7 +166,7 @@ export class TaskHandOver {
     run: LockedRun,
     taskId: string,
     attempt: number,
-    dispatch: { taskType: string; priority: number },
+    dispatch: { taskType: string; priority: number; delayMs?: number },
     gates: Readonly<Record<string, number>> | null,
   ): void {
     const capped = this.gating?.isCapped(run.namespace, dispatch.taskType) ?? false;
@@ -153,7 +177,7 @@ export class TaskHandOver {
       namespace: run.namespace,
       taskType: dispatch.taskType,
       priority: dispatch.priority,
-      delayMs: 0,
+      delayMs: dispatch.delayMs ?? 0,
       ...(gates ? { gates } : {}),
       ...(capped ? { capped } : {}),
     });

@@ -69,7 +69,7 @@ export class HumanTaskService {
       return answered;
     });
     if (!done) throw await this.whyNot(namespace, taskId, user, 'complete');
-    pass.afterCommit(this.ctx.wakeups);
+    await pass.afterCommit(this.ctx.wakeups);
     return this.get(namespace, taskId);
   }
 

@@ -1,5 +1,5 @@
 import { isSystemTaskType } from '@weft/core';
-import type { Dispatcher } from './dispatcher.js';
+import type { RowDispatcher } from './dispatcher.js';
 import { taskMessageRow } from './outbox/writes.js';
 import type { QueueRow } from './records.js';
 
@@ -15,10 +15,11 @@ import type { QueueRow } from './records.js';
  * path counts limits; a lease by id refuses a capped type (test: "keeps tasks under limits on the table
  * queue"). Workers of such a server also poll the table for them.
  */
-export function outboxDispatcher(name = 'redis'): Dispatcher {
+export function outboxDispatcher(name = 'redis'): RowDispatcher {
   return {
+    kind: 'rows',
     name,
-    enqueue(writes, tasks) {
+    addRows(writes, tasks) {
       for (const task of tasks) {
         if (isSystemTaskType(task.taskType) || onTable(task)) writes.queue.push(task);
         else writes.outbox.push(taskMessageRow(task));

@@ -2,6 +2,9 @@ import { type Action, taskKey, type Workflow } from '@weft/core';
 import { type Cascader, noCascade } from './cascade.js';
 import type { EngineContext } from './context.js';
 import type { Dispatcher } from './dispatcher.js';
+import { PassDispatch } from './extensions/pass-dispatch.js';
+import type { PassEnv } from './extensions/pass-env.js';
+import { PassReport } from './extensions/pass-report.js';
 import { fault, isArmed } from './faults.js';
 import { type EagerSlot, type Gating, TaskHandOver } from './hand-over.js';
 import { uuidv7 } from './ids.js';
@@ -40,6 +43,12 @@ export class Pass {
   private readonly requested = new Set<string>();
   private readonly seqs = new Map<string, number>();
   private readonly handOver: TaskHandOver;
+  /** History and finished runs, reported after commit. */
+  private readonly report: PassReport;
+  /** Tasks for a queue dispatcher (not Weft's own rows). */
+  private readonly external: PassDispatch;
+  /** Set by `inPass` when the store and the dispatcher negotiated transactional dispatch. */
+  handle: unknown = undefined;
 
   /**
    * `eager` is the reporting worker's free capacity, if any; `pollers` are the polls waiting in this
@@ -55,8 +64,11 @@ export class Pass {
     } | null = null,
     private readonly cascader: Cascader = noCascade,
     private readonly services: { readonly gating: Gating; readonly payloads: PayloadStore } | null = null,
+    private readonly env: PassEnv | null = null,
   ) {
     this.handOver = new TaskHandOver(eager, pollers, services?.gating ?? null);
+    this.report = new PassReport(env?.extensions ?? null);
+    this.external = new PassDispatch(dispatcher);
   }
 
   /** Tasks leased to the reporting worker by this pass. */
@@ -182,6 +194,7 @@ export class Pass {
           this.handOver.withdraw(run.id);
           break;
         case 'finish_run': {
+          this.report.finish(run, action);
           this.updateRun(run.id, {
             status: action.status,
             output: action.output,
@@ -275,6 +288,7 @@ export class Pass {
             attempt: action.attempt ?? null,
             data: action.data,
           });
+          this.report.event(run, w.history.at(-1)!);
           break;
       }
     }
@@ -294,7 +308,7 @@ export class Pass {
   async finish(tx: StoreTx, options: { readonly commit?: boolean } = {}): Promise<void> {
     this.writes.runUpdates.push(...this.runUpdates.values());
     this.writes.decisionRequests.push(...this.requested);
-    this.handOver.enqueue(this.dispatcher, this.writes);
+    this.external.set(this.handOver.enqueue(this.dispatcher, this.writes));
     // Before the write, which commits: the cascade's writes belong to this transaction.
     if (this.writes.cancelOpenWork.length > 0)
       await this.cascader.stop(tx, this.writes, this.writes.cancelOpenWork);
@@ -302,21 +316,33 @@ export class Pass {
     if (this.services) await offloadWrites(this.services.payloads, this.writes);
     // Without `commit` (the relay marks its rows after this) or with the test fault point armed, the
     // writes are sent and the transaction is left open; the caller's transaction commits it.
-    const hold = options.commit === false || isArmed('pass.after-write');
+    // A dispatcher that joins the transaction enqueues after the write and before the commit, so the
+    // tasks and their messages commit together (test: "a rolled-back transaction leaves no job").
+    const joining = this.handle !== undefined && this.external.pending;
+    const hold = options.commit === false || isArmed('pass.after-write') || joining;
     const { absorbed } = await tx.write(this.writes, { commit: !hold });
+    if (absorbed.length > 0) {
+      const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
+      this.handOver.dropAbsorbed(gone);
+      for (const a of absorbed) this.requested.add(a.runId);
+      this.external.dropAbsorbed(gone, this.writes.newTasks);
+    }
+    if (joining) await this.external.sendIn(this.handle);
     if (hold) await fault('pass.after-write');
-    if (absorbed.length === 0) return;
-    const gone = new Set(absorbed.map((a) => `${a.runId}/${taskKey(a.nodeId, a.iteration)}/${a.attempt}`));
-    this.handOver.dropAbsorbed(gone);
-    for (const a of absorbed) this.requested.add(a.runId);
   }
 
-  /** Once the transaction has committed: answers polls that were handed tasks, wakes the others. */
-  afterCommit(wakeups: Wakeups): void {
+  /**
+   * Once the transaction has committed: answers polls that were handed tasks, wakes the others, sends the
+   * messages of a dispatcher that enqueues after commit, and reports to observers. A failed enqueue is
+   * logged: the engine's repair sends the message again (see Redispatcher).
+   */
+  async afterCommit(wakeups: Wakeups): Promise<void> {
     this.handOver.deliver();
     wakeups.announce(this.wakeups());
     if (this.writes.history.length > 0)
       wakeups.history.notify(new Set(this.writes.history.map((h) => h.runId)));
+    await this.external.sendAfterCommit(this.env?.logger ?? null);
+    await this.report.committed();
   }
 
   /** When the transaction did not commit: gives back the poll slots this pass reserved. */
@@ -353,17 +379,26 @@ export async function inPass<T>(
 ): Promise<{ result: T; pass: Pass }> {
   const created: Pass[] = [];
   try {
-    const out = await ctx.store.transaction(async (tx) => {
+    const body = async (tx: StoreTx, handle?: unknown) => {
+      // With a gate, every task is claimed through a lease path that asks it first: none is handed over.
+      const gated = ctx.extensions.gate !== null;
       const pass = new Pass(
         ctx.dispatcher,
-        eager,
-        { pollers: ctx.wakeups.pollers, leaseMs: ctx.config.leaseMs, stats: ctx.stats },
+        gated ? null : eager,
+        gated ? null : { pollers: ctx.wakeups.pollers, leaseMs: ctx.config.leaseMs, stats: ctx.stats },
         ctx.cascader,
         { gating: ctx.gating, payloads: ctx.payloads },
+        { extensions: ctx.extensions, logger: ctx.logger },
       );
+      pass.handle = handle;
       created.push(pass);
       return { result: await fn(tx, pass), pass };
-    });
+    };
+    const mode = ctx.dispatchMode;
+    const out =
+      mode.kind === 'in_transaction'
+        ? await mode.store.runInTransaction((scope) => body(scope.tx, scope.handle))
+        : await ctx.store.transaction(body);
     for (const p of created) if (p !== out.pass) p.release();
     return out;
   } catch (e) {

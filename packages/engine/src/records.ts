@@ -117,6 +117,8 @@ export interface LeasedTask {
   readonly leaseExpiresAt: Date;
   readonly deadlineAt: Date | null;
   readonly definitionName: string;
+  /** What the handler receives as its context, built by the engine's `stepContext` hook (absent without one). */
+  readonly context?: Json;
 }
 
 /** A new attempt row to insert. `lease` is set when the task goes straight to a waiting worker. */
@@ -138,6 +140,8 @@ export interface NewTaskRow {
   readonly lease: { readonly worker: string; readonly token: string; readonly leaseMs: number } | null;
   /** The run this attempt starts (sub-workflow and start-workflow nodes): what a cancel cascades to. */
   readonly childRunId?: string | null;
+  /** A queued attempt held back this long (a retry's backoff on the dispatcher): stored as its `retry_at`. */
+  readonly delayMs?: number;
 }
 
 /** A change to an existing attempt, applied only while it is still in `expect` status. */

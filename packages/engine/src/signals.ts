@@ -103,7 +103,7 @@ export class SignalService {
           : { signalId, outcome: 'kept' };
       return outcome;
     });
-    pass.afterCommit(this.ctx.wakeups);
+    await pass.afterCommit(this.ctx.wakeups);
     return result;
   }
 }

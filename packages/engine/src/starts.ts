@@ -61,6 +61,9 @@ export async function startBatch(
     }
     try {
       const { record, workflow } = await lookup;
+      // A guard or quota of the embedding application: a refusal writes nothing (test: "a before-start
+      // guard refuses a run and writes nothing").
+      await ctx.extensions.checkStart(request);
       if (workflow.definition.inputSchema) {
         const check = checkSchema(workflow.definition.inputSchema, request.input);
         if (!check.ok) {
@@ -145,7 +148,7 @@ export async function startBatch(
       await pass.finish(tx);
       return { locked, wonKeys, usage };
     });
-    pass.afterCommit(ctx.wakeups);
+    await pass.afterCommit(ctx.wakeups);
     ctx.stats.runsStarted += result.locked.length;
     const byId = new Map(result.locked.map((r) => [r.id, r]));
     const quota = new Map(result.usage.map((u) => [u.namespace, u]));

@@ -52,7 +52,7 @@ export class Sweeper {
       await pass.finish(tx);
       return runs.map((r) => r.id);
     });
-    pass.afterCommit(this.ctx.wakeups);
+    await pass.afterCommit(this.ctx.wakeups);
     if (repaired.length > 0) {
       this.stats.repaired += repaired.length;
       this.stats.recent = [...repaired.reverse(), ...this.stats.recent].slice(0, 20);

@@ -1,6 +1,10 @@
 import { type RunEvent, WeftError } from '@weft/core';
 import type { EngineContext } from './context.js';
+import { leaseByIdThroughGate, leaseThroughGate, type NamedTask } from './extensions/gated-lease.js';
+import { Redispatcher } from './extensions/redispatch.js';
+import { afterReports } from './extensions/step-hooks.js';
 import { fault } from './faults.js';
+import { leaseNamed } from './lease-named.js';
 import { type EagerSlot, inPass } from './pass.js';
 import { ANY_NAMESPACE, namespaceScope } from './pollers.js';
 import type { LeasedTask, ReportVerdict, TaskReport } from './records.js';
@@ -50,6 +54,10 @@ export class TaskService {
    */
   async poll(request: PollRequest): Promise<LeasedTask[]> {
     checkTypes(request.taskTypes);
+    return this.ctx.extensions.withContext(await this.pollLeases(request));
+  }
+
+  private async pollLeases(request: PollRequest): Promise<LeasedTask[]> {
     const deadline = Date.now() + Math.min(request.waitMs, this.ctx.config.maxPollWaitMs);
     for (;;) {
       const poll = this.ctx.wakeups.pollers.register({
@@ -62,15 +70,17 @@ export class TaskService {
       let leased: LeasedTask[];
       let retryAt: Date | null;
       try {
-        ({ tasks: leased, retryAt } = await this.ctx.store.transaction((tx) =>
-          tx.leaseTasks({
-            namespace: request.namespace,
-            taskTypes: request.taskTypes,
-            max: request.max,
-            worker: request.worker,
-            leaseMs: this.ctx.config.leaseMs,
-          }),
-        ));
+        const lease = {
+          namespace: request.namespace,
+          taskTypes: request.taskTypes,
+          max: request.max,
+          worker: request.worker,
+          leaseMs: this.ctx.config.leaseMs,
+        };
+        const gate = this.ctx.extensions.gate;
+        ({ tasks: leased, retryAt } = gate
+          ? await leaseThroughGate(this.ctx, gate, lease)
+          : await this.ctx.store.transaction((tx) => tx.leaseTasks(lease)));
         leased = await this.resolveInputs(leased);
       } catch (e) {
         await poll.close();
@@ -170,7 +180,11 @@ export class TaskService {
             : [];
       this.ctx.wakeups.announce(namespaces.map((namespace) => ({ kind: 'gates', namespace })));
     }
-    return { verdicts: out.verdicts, leased: await this.resolveInputs(out.leased) };
+    await afterReports(this.ctx, request, out.verdicts);
+    return {
+      verdicts: out.verdicts,
+      leased: await this.ctx.extensions.withContext(await this.resolveInputs(out.leased)),
+    };
   }
 
   /**
@@ -241,7 +255,7 @@ export class TaskService {
       return verdicts;
     });
     await fault('report.after-commit');
-    pass.afterCommit(this.ctx.wakeups);
+    await pass.afterCommit(this.ctx.wakeups);
     const accepted = verdicts.filter((v) => v.accepted).length;
     this.ctx.stats.reportsAccepted += accepted;
     this.ctx.stats.reportsRefused += verdicts.length - accepted;
@@ -261,27 +275,33 @@ export class TaskService {
     readonly namespace: string;
     readonly worker: string;
     readonly taskTypes: readonly string[];
-    readonly tasks: readonly { runId: string; taskId: string; attempt: number }[];
+    readonly tasks: readonly NamedTask[];
   }): Promise<LeasedTask[]> {
     checkTypes(request.taskTypes);
     if (request.tasks.length === 0) return [];
-    const { tasks, moved } = await this.ctx.store.transaction((tx) =>
-      tx.leaseTasksById(
-        {
-          namespace: request.namespace,
-          taskTypes: request.taskTypes,
-          max: request.tasks.length,
-          worker: request.worker,
-          leaseMs: this.ctx.config.leaseMs,
-        },
-        request.tasks,
-      ),
-    );
-    if (moved.length > 0)
-      this.ctx.wakeups.announce(
-        moved.map((m) => ({ kind: 'tasks', namespace: m.namespace, taskTypes: [m.taskType] })),
-      );
-    return this.resolveInputs(tasks);
+    const gate = this.ctx.extensions.gate;
+    // A message without its type, from a worker asking for one type: the gate is told that type.
+    const only = request.taskTypes.length === 1 ? request.taskTypes[0] : undefined;
+    const named = request.tasks.map((t) => (t.taskType === undefined && only ? { ...t, taskType: only } : t));
+    const leased = gate
+      ? await leaseByIdThroughGate(this.ctx, gate, { ...request, tasks: named }, (tasks) =>
+          this.leaseNamed(request, tasks),
+        )
+      : await this.leaseNamed(request, request.tasks);
+    // A message for an attempt that has already finished may mean its successors lost their messages (a
+    // crash between commit and enqueue): their run is re-driven (seed 003, the redelivery repair).
+    if (leased.length < request.tasks.length && this.ctx.dispatchMode.kind !== 'rows') {
+      const got = new Set(leased.map((t) => t.id));
+      await Redispatcher.of(this.ctx).redriveFinished(request.tasks.filter((t) => !got.has(t.taskId)));
+    }
+    return this.ctx.extensions.withContext(leased);
+  }
+
+  private async leaseNamed(
+    request: { readonly namespace: string; readonly worker: string; readonly taskTypes: readonly string[] },
+    named: readonly NamedTask[],
+  ): Promise<LeasedTask[]> {
+    return this.resolveInputs(await leaseNamed(this.ctx, request, named));
   }
 
   /** Renews leases; returns which are still held and which were lost (cancelled run, expired, taken over). */
@@ -319,6 +339,8 @@ export class TaskService {
       return renewed;
     });
     this.ctx.wakeups.publish({ kind: 'decisions' });
+    for (const t of tasks)
+      if (!held.has(t.taskId)) await this.ctx.extensions.slots.release(t.taskId, t.attempt);
     return {
       held: tasks.filter((t) => held.has(t.taskId)).map((t) => t.taskId),
       lost: tasks.filter((t) => !held.has(t.taskId)).map((t) => t.taskId),

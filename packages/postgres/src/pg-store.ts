@@ -17,6 +17,9 @@ import type {
   Store,
   StoreTx,
   TaskReport,
+  TransactionalStore,
+  TransactionScope,
+  UndispatchedTasks,
   Wakeup,
   WriteSet,
 } from '@weft/engine';
@@ -45,6 +48,7 @@ import * as runs from './ops/runs.js';
 import * as schedules from './ops/schedules.js';
 import { stillStuck, stuckRuns } from './ops/sweeper.js';
 import { dueTimers, takeTimers } from './ops/timers.js';
+import { undispatchedTasks } from './ops/undispatched.js';
 import { applyWriteSet } from './ops/write-set.js';
 import { listTasks } from './ops/write-tasks.js';
 
@@ -52,7 +56,7 @@ const RETRYABLE = new Set(['40001', '40P01']);
 const CHANNEL = 'weft_wakeup';
 
 /** The production store: PostgreSQL, through one module per SQL operation. */
-export class PgStore implements Store {
+export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
   /** Tags this process's notifications so that it ignores its own. */
   readonly origin = randomUUID();
   /** Transactions retried after a deadlock or serialisation failure, by error code. */
@@ -70,13 +74,22 @@ export class PgStore implements Store {
    * the statement's error is what the caller sees.
    */
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    return this.runInTransaction((scope) => fn(scope.tx));
+  }
+
+  /**
+   * The transactional-dispatch capability (seed 003): `transaction` with a handle on it, the reserved
+   * connection (a postgres.js `Sql` inside BEGIN … COMMIT), which a dispatcher sharing this database joins
+   * (the pg-boss dispatcher runs its insert through it), so a task and its job commit or roll back together.
+   */
+  async runInTransaction<T>(fn: (scope: TransactionScope) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const conn = await this.sql.reserve();
       const tx = new PgStoreTx(conn);
       try {
         const begin = conn`BEGIN`.execute();
         begin.catch(() => {});
-        const result = await fn(tx);
+        const result = await fn({ tx, handle: conn });
         await begin;
         if (!tx.ended) {
           tx.ended = true;
@@ -125,6 +138,9 @@ export class PgStore implements Store {
   dueSchedules = (limit: number) => schedules.dueSchedules(this.sql, limit);
   outboxDestinations = () => outbox.outboxDestinations(this.sql);
   listDeadLetters = (filter: DeadLetterFilter) => outbox.listDeadLetters(this.sql, filter);
+  /** Queued tasks left without a message, for the repair of write-then-enqueue dispatch. */
+  undispatchedTasks = (filter: Parameters<UndispatchedTasks['undispatchedTasks']>[0]) =>
+    undispatchedTasks(this.sql, filter);
 
   async now(): Promise<Date> {
     const [row] = await this.sql<{ now: Date }[]>`SELECT now() AS now`.execute();

@@ -76,6 +76,8 @@ export function leasedJson(task: LeasedTask) {
     lease_token: task.leaseToken,
     lease_expires_at: task.leaseExpiresAt.toISOString(),
     deadline_at: task.deadlineAt?.toISOString() ?? null,
+    // What the engine's stepContext hook built for the handler, when it has one.
+    ...(task.context !== undefined ? { context: task.context } : {}),
   };
 }
 

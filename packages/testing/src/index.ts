@@ -1,3 +1,4 @@
 export * from './database.js';
 export { withDatabase } from './global-setup.js';
+export * from './list-dispatcher.js';
 export * from './services.js';

@@ -15,6 +15,8 @@ export interface TaskContext {
   readonly definition: string;
   /** Aborted when the lease is lost (the run was cancelled, or the lease expired) or the worker stops hard. */
   readonly signal: AbortSignal;
+  /** What the server's step-context hook built for this step (absent without one). */
+  readonly context?: Json;
 }
 
 /** Does one task: takes its input, returns its output (or throws to fail it). */
@@ -240,6 +242,7 @@ export class Worker {
       taskType: task.task_type,
       definition: task.definition,
       signal: abort.signal,
+      ...(task.context !== undefined ? { context: task.context } : {}),
     };
     const base = {
       run_id: task.run_id,

@@ -35,6 +35,8 @@ export interface TaskDispatch {
   readonly taskType: string;
   readonly priority: number;
   readonly timeoutMs: number | null;
+  /** Deliver no earlier than this long after the decision (a retry's backoff); absent: now. */
+  readonly delayMs?: number;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Workflow } from '../definition/workflow.js';
 import type { Json } from '../json.js';
 import { type Action, applyAction } from './actions.js';
+import type { DecideOptions } from './decide-options.js';
 import { emptyMailbox, type Mailbox, mailboxKey } from './mailbox.js';
 import {
   type DecisionState,
@@ -26,6 +27,7 @@ export class DecisionContext {
     readonly workflow: Workflow,
     state: DecisionState,
     readonly now: Date,
+    readonly options: DecideOptions = {},
   ) {
     this.tasks = new Map(state.tasks);
     this.mailboxes = new Map(state.mailboxes ?? []);

@@ -6,6 +6,7 @@ import { childFinished } from './children.js';
 import { DecisionContext } from './context.js';
 import { decideControl } from './control.js';
 import { onControlTimer } from './control-nodes.js';
+import type { DecideOptions } from './decide-options.js';
 import { retryEffectNode, retryPolicyOf } from './effect-nodes.js';
 import type { RunEvent } from './events.js';
 import { activate, failRun, propagate } from './flow.js';
@@ -36,8 +37,9 @@ export async function decide(
   state: DecisionState,
   event: RunEvent,
   now: Date,
+  options: DecideOptions = {},
 ): Promise<DecideResult> {
-  const ctx = new DecisionContext(workflow, state, now);
+  const ctx = new DecisionContext(workflow, state, now, options);
   try {
     await handle(ctx, event);
   } catch (e) {
@@ -105,6 +107,11 @@ async function handle(ctx: DecisionContext, event: RunEvent): Promise<void> {
       );
       if (delayMs === 0) {
         retry(ctx, event.nodeId, event.iteration, event.attempt, task.input);
+        return;
+      }
+      if (ctx.options.retryOnQueue && node.kind === 'task') {
+        // The attempt is queued now with a not-before time, and the dispatcher holds it back.
+        retry(ctx, event.nodeId, event.iteration, event.attempt, task.input, delayMs);
         return;
       }
       ctx.emit({
@@ -182,6 +189,7 @@ function retry(
   iteration: string,
   failedAttempt: number,
   input: Json | null,
+  delayMs = 0,
 ): void {
   const node = ctx.workflow.node(nodeId);
   if (node.kind !== 'task') {
@@ -199,7 +207,16 @@ function retry(
     output: null,
     error: null,
     arrivals: [],
-    dispatch: { taskType: node.taskType, priority: node.priority, timeoutMs: node.timeoutMs },
+    dispatch: {
+      taskType: node.taskType,
+      priority: node.priority,
+      timeoutMs: node.timeoutMs,
+      ...(delayMs > 0 ? { delayMs } : {}),
+    },
   });
-  ctx.record('task.scheduled', { task_type: node.taskType, retry: true }, { nodeId, iteration, attempt });
+  ctx.record(
+    'task.scheduled',
+    { task_type: node.taskType, retry: true, ...(delayMs > 0 ? { delay_ms: delayMs } : {}) },
+    { nodeId, iteration, attempt },
+  );
 }

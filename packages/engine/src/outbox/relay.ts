@@ -100,7 +100,7 @@ export async function deliverBatch(ctx: EngineContext, destination: string): Pro
       await Promise.all([settling, pass.finish(tx)]);
       return rows.length;
     });
-    pass.afterCommit(ctx.wakeups);
+    await pass.afterCommit(ctx.wakeups);
     return result;
   } catch (error) {
     // Nothing committed: the rows are still pending. Record the failure so they back off instead of being

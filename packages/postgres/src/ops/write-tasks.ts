@@ -22,13 +22,14 @@ export async function insertTasks(sql: Db, rows: readonly NewTaskRow[]): Promise
                   ${rows.map((r) => jsonText(r.error))}::text[],
                   ${rows.map((r) => (r.arrivals.length > 0 ? JSON.stringify(r.arrivals) : null))}::text[],
                   ${rows.map((r) => r.lease?.worker ?? null)}::text[], ${rows.map((r) => r.lease?.token ?? null)}::uuid[],
-                  ${rows.map((r) => r.lease?.leaseMs ?? null)}::int[], ${rows.map((r) => r.childRunId ?? null)}::uuid[])
+                  ${rows.map((r) => r.lease?.leaseMs ?? null)}::int[], ${rows.map((r) => r.childRunId ?? null)}::uuid[],
+                  ${rows.map((r) => r.delayMs ?? null)}::int[])
         AS r(run_id, id, node_id, iteration, attempt, status, task_type, priority, timeout_ms, input, output, error,
-             arrivals, worker, token, lease_ms, child_run_id)
+             arrivals, worker, token, lease_ms, child_run_id, delay_ms)
     ), inserted AS (
       INSERT INTO weft.tasks (run_id, id, node_id, iteration, attempt, status, task_type, priority, timeout_ms,
                               input, output, error, arrivals, worker, lease_token, started_at, deadline_at,
-                              lease_expires_at, finished_at, child_run_id)
+                              lease_expires_at, finished_at, child_run_id, retry_at)
       SELECT r.run_id, r.id, r.node_id, r.iteration, r.attempt, r.status, r.task_type, r.priority, r.timeout_ms,
              r.input::jsonb, r.output::jsonb, r.error::jsonb, r.arrivals::jsonb, r.worker, r.token,
              CASE WHEN r.token IS NOT NULL OR r.status = 'running' THEN now() END,
@@ -38,7 +39,8 @@ export async function insertTasks(sql: Db, rows: readonly NewTaskRow[]): Promise
                                                       coalesce(now() + r.timeout_ms * interval '1 millisecond', 'infinity'))
                   WHEN r.status = 'running' THEN now() + r.timeout_ms * interval '1 millisecond' END,
              CASE WHEN r.status = ANY(${FINAL}::text[]) THEN now() END,
-             r.child_run_id
+             r.child_run_id,
+             now() + r.delay_ms * interval '1 millisecond'
         FROM input r
       ON CONFLICT ON CONSTRAINT tasks_identity DO NOTHING
       RETURNING id

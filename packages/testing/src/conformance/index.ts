@@ -1,3 +1,6 @@
+export * from './dispatcher-conformance.js';
+export * from './dispatcher-fixture.js';
+export * from './dispatcher-fixtures.js';
 export {
   completion,
   deploy,

@@ -1,0 +1,28 @@
+import type { Json } from '@weft/core';
+
+/** One event of a run's history, as committed. `seq` is gap-free and increasing per run. */
+export interface ObservedEvent {
+  readonly runId: string;
+  readonly seq: number;
+  /** `run.started`, `task.scheduled`, `task.completed`, `task.failed`, `run.completed`, … */
+  readonly type: string;
+  readonly nodeId: string | null;
+  readonly iteration: string | null;
+  readonly attempt: number | null;
+  readonly data: Json;
+  /** The time of the transaction that wrote it. */
+  readonly at: Date;
+  readonly namespace: string;
+  readonly definition: string;
+}
+
+/**
+ * Receives run and task history for a telemetry stack. Called only after the transaction that wrote the
+ * events has committed, so nothing rolled back is ever reported; each call carries one transaction's
+ * events, in `seq` order per run. Delivery is best effort and in-process: an event committed by a process
+ * that crashes before the call is not reported (the run's history in the store is the record). Errors
+ * thrown here are logged and otherwise ignored.
+ */
+export interface Observer {
+  onEvents(events: readonly ObservedEvent[]): void | Promise<void>;
+}

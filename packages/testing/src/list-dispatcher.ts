@@ -1,0 +1,57 @@
+import {
+  type DispatchTask,
+  type Engine,
+  type QueueDispatcher,
+  runDelivered,
+  type StepHandler,
+} from '@weft/engine';
+
+/**
+ * A queue dispatcher that keeps its messages in a list in this process: the simplest queue of one's own,
+ * for tests. It enqueues after commit (no `enqueueIn`), so it exercises the write-then-enqueue path and
+ * its repair. Messages are held back until their not-before time.
+ */
+export class ListDispatcher implements QueueDispatcher {
+  readonly kind = 'queue' as const;
+  readonly name = 'list';
+  /** Messages not yet taken. */
+  readonly messages: DispatchTask[] = [];
+  /** Every message ever sent, in order. */
+  readonly sent: DispatchTask[] = [];
+
+  async enqueue(tasks: readonly DispatchTask[]): Promise<void> {
+    this.messages.push(...tasks);
+    this.sent.push(...tasks);
+  }
+
+  /** Takes the messages that are due now. */
+  takeDue(now = Date.now()): DispatchTask[] {
+    const due: DispatchTask[] = [];
+    for (let i = 0; i < this.messages.length; ) {
+      const m = this.messages[i]!;
+      if (m.notBefore === null || m.notBefore.getTime() <= now) {
+        due.push(m);
+        this.messages.splice(i, 1);
+      } else i++;
+    }
+    return due;
+  }
+
+  /** Starts running due messages of the given types with `handler` through `engine`; returns a stop function. */
+  consume(engine: Engine, taskTypes: readonly string[], handler: StepHandler, worker = 'list-consumer') {
+    let stopped = false;
+    const loop = (async () => {
+      while (!stopped) {
+        const due = this.takeDue();
+        const mine = due.filter((m) => taskTypes.includes(m.taskType));
+        this.messages.push(...due.filter((m) => !taskTypes.includes(m.taskType)));
+        await Promise.all(mine.map((m) => runDelivered(engine.tasks, m, { worker, handler })));
+        if (mine.length === 0) await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    return async () => {
+      stopped = true;
+      await loop;
+    };
+  }
+}
