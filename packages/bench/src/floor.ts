@@ -18,12 +18,14 @@ export async function measureFloor(
   const sql = connect(databaseUrl, { max: loops + 1, applicationName: 'weft-bench-floor' });
   const store = new PgStore(sql);
   try {
+    // Each measurement (--repeat) gets a definition of its own in the same database.
+    const name = `floor-${randomUUID()}`;
     const [def] = await sql<{ id: string }[]>`
       INSERT INTO weft.definitions (namespace, name, version, hash, source, definition)
-      VALUES ('default', 'floor', 1, ${randomUUID()}, '', '{}') RETURNING id::text`;
+      VALUES ('default', ${name}, 1, ${randomUUID()}, '', '{}') RETURNING id::text`;
     const ids = Array.from({ length: runs }, () => uuidv7());
     await sql`INSERT INTO weft.runs (id, namespace, definition_id, definition_name, definition_version, status, input)
-              SELECT id, 'default', ${def!.id}::bigint, 'floor', 1, 'running', '{}' FROM unnest(${ids}::uuid[]) AS id`;
+              SELECT id, 'default', ${def!.id}::bigint, ${name}, 1, 'running', '{}' FROM unnest(${ids}::uuid[]) AS id`;
     const steps = 10;
     const row = (runId: string, n: number): NewTaskRow => ({
       id: uuidv7(),
