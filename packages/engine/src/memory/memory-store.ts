@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { WeftError } from '@weft/core';
+import type { UndispatchedTasks } from '../extensions/transactional-dispatch.js';
 import type { DeadLetterFilter } from '../outbox/types.js';
 import type { Store, StoreTx, Wakeup } from '../store.js';
 import * as admin from './admin.js';
@@ -12,6 +13,7 @@ import * as outbox from './outbox.js';
 import { checkCursor } from './runs.js';
 import { dec, key, MemoryState } from './state.js';
 import * as sweeps from './sweeps.js';
+import * as undispatched from './undispatched.js';
 
 /** What a MemoryStore is built with. */
 export interface MemoryStoreOptions {
@@ -33,7 +35,7 @@ export interface MemoryStoreOptions {
  * `skip` passes them over. Reads outside a transaction see the latest changes, including those of a
  * transaction still running.
  */
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, UndispatchedTasks {
   private readonly s = new MemoryState();
   private readonly locks = new LockTable();
   private readonly mutex = new Mutex();
@@ -222,6 +224,18 @@ export class MemoryStore implements Store {
   }
   async stuckRuns(idleMs: number, limit: number) {
     return sweeps.stuckRuns(this.read(), idleMs, limit);
+  }
+  /**
+   * The repair capability a dispatcher that enqueues after commit needs (queued attempts left without a
+   * message). It waits its turn behind running transactions, so it sees only committed work: a task whose
+   * transaction is still open is not reported (its enqueue is still to come) (test: "MemoryStore lists
+   * queued tasks left without a message").
+   */
+  undispatchedTasks = (filter: Parameters<UndispatchedTasks['undispatchedTasks']>[0]) =>
+    this.transaction(async () => undispatched.undispatchedTasks(this.read(), filter));
+  /** Rows on the table queue (wake-ups for queued tasks, due or held back), for tests and health checks. */
+  async queueDepth(): Promise<number> {
+    return this.s.queue.size;
   }
   /** Housekeeping of the inbox; a write, so it runs as a transaction of its own. */
   async tidyInbox(limit: number) {
