@@ -1,6 +1,7 @@
 import {
   dispatcherConformance,
   listDispatcherFixture,
+  memoryJoinedListDispatcherFixture,
   memoryListDispatcherFixture,
   memoryTableDispatcherFixture,
   tableDispatcherFixture,
@@ -13,3 +14,4 @@ dispatcherConformance('table', tableDispatcherFixture);
 dispatcherConformance('list (enqueue after commit)', listDispatcherFixture);
 dispatcherConformance('table on MemoryStore', memoryTableDispatcherFixture);
 dispatcherConformance('list (enqueue after commit) on MemoryStore', memoryListDispatcherFixture);
+dispatcherConformance('list (joins the transaction) on MemoryStore', memoryJoinedListDispatcherFixture);

@@ -1,6 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { WeftError } from '@weft/core';
-import type { UndispatchedTasks } from '../extensions/transactional-dispatch.js';
+import type {
+  TransactionalStore,
+  TransactionScope,
+  UndispatchedTasks,
+} from '../extensions/transactional-dispatch.js';
 import type { DeadLetterFilter } from '../outbox/types.js';
 import type { Store, StoreTx, Wakeup } from '../store.js';
 import * as admin from './admin.js';
@@ -13,6 +17,7 @@ import * as outbox from './outbox.js';
 import { checkCursor } from './runs.js';
 import { dec, key, MemoryState } from './state.js';
 import * as sweeps from './sweeps.js';
+import { transactionHandle } from './transaction-handle.js';
 import * as undispatched from './undispatched.js';
 
 /** What a MemoryStore is built with. */
@@ -35,7 +40,7 @@ export interface MemoryStoreOptions {
  * `skip` passes them over. Reads outside a transaction see the latest changes, including those of a
  * transaction still running.
  */
-export class MemoryStore implements Store, UndispatchedTasks {
+export class MemoryStore implements Store, TransactionalStore, UndispatchedTasks {
   private readonly s = new MemoryState();
   private readonly locks = new LockTable();
   private readonly mutex = new Mutex();
@@ -53,6 +58,16 @@ export class MemoryStore implements Store, UndispatchedTasks {
   }
 
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    return this.runInTransaction((scope) => fn(scope.tx));
+  }
+
+  /**
+   * The transactional-dispatch capability: `transaction` with a handle (`MemoryTransactionHandle`) whose
+   * `afterCommit` effects run when the transaction commits and are dropped when it rolls back. An
+   * in-process queue that joins with it shows a message exactly when its tasks commit (test: "dispatcher
+   * conformance: list (joins the transaction) on MemoryStore").
+   */
+  async runInTransaction<T>(fn: (scope: TransactionScope) => Promise<T>): Promise<T> {
     // One at a time (tests: "run one at a time", and the conformance races such as "of several concurrent
     // claimers of one task exactly one wins"); one opened inside another runs at once, its locks honoured
     // (test: "a transaction opened inside another runs at once; the outer one's run locks still count").
@@ -60,7 +75,8 @@ export class MemoryStore implements Store, UndispatchedTasks {
     const release = enclosing && !enclosing.ended ? null : await this.mutex.acquire();
     const scope = new TxScope(this.clock.now());
     try {
-      const result = await this.current.run(scope, () => fn(new MemoryTx(this.s, scope, this.locks)));
+      const tx = new MemoryTx(this.s, scope, this.locks);
+      const result = await this.current.run(scope, () => fn({ tx, handle: transactionHandle(scope) }));
       scope.journal?.commit();
       return result;
     } catch (e) {

@@ -54,8 +54,16 @@ export async function memoryTableDispatcherFixture(): Promise<DispatcherFixture>
  * `undispatchedTasks`.
  */
 export async function memoryListDispatcherFixture(): Promise<DispatcherFixture> {
+  return memoryList(new ListDispatcher());
+}
+
+/** The list dispatcher joining MemoryStore's transactions: its messages commit with their tasks. */
+export async function memoryJoinedListDispatcherFixture(): Promise<DispatcherFixture> {
+  return memoryList(new ListDispatcher({ joinTransactions: true }));
+}
+
+function memoryList(dispatcher: ListDispatcher): DispatcherFixture {
   const store = new MemoryStore();
-  const dispatcher = new ListDispatcher();
   return {
     store,
     dispatcher,
