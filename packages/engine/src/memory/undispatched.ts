@@ -3,7 +3,7 @@ import { byText, type Op, plus } from './convert.js';
 import { key } from './state.js';
 
 /**
- * Queued attempts of running runs that have no row on the table queue, queued at least `olderThanMs` ago
+ * Queued attempts of running or compensating runs (compensations are tasks too) that have no row on the table queue, queued at least `olderThanMs` ago
  * (or, with `runIds`, every such attempt of those runs), oldest first: what a dispatcher that enqueues
  * after commit may have lost to a crash between commit and enqueue (the Postgres store's
  * `undispatchedTasks`). A held-back retry's not-before time comes with it.
@@ -16,9 +16,10 @@ export function undispatchedTasks(
   const cutoff = plus(now, -filter.olderThanMs);
   const onQueue = new Set<string>();
   for (const q of op.s.queue.values()) onQueue.add(key(q.runId, q.taskId));
+  const live = (status: string | undefined) => status === 'running' || status === 'compensating';
   const runIds = filter.runIds
-    ? filter.runIds.filter((id) => op.s.runs.get(id)?.status === 'running')
-    : [...op.s.runs.values()].filter((r) => r.status === 'running').map((r) => r.id);
+    ? filter.runIds.filter((id) => live(op.s.runs.get(id)?.status))
+    : [...op.s.runs.values()].filter((r) => live(r.status)).map((r) => r.id);
   const found = runIds.flatMap((runId) =>
     op.s.tasks
       .pick(op.s.tasksByRun.keys(runId))
