@@ -177,8 +177,8 @@ export interface Store {
   listHumanTasks(filter: InboxFilter): Promise<HumanTaskRecord[]>;
   getHumanTask(taskId: string): Promise<HumanTaskRecord | null>;
   /**
-   * Running runs with nothing that can wake them: no queued or running task, no timer, no pending
-   * decision or inbox event, and no history for `idleMs`. Advisory (no locks).
+   * Running and compensating runs with nothing that can wake them: no queued or running task, no timer,
+   * no pending decision or inbox event, and no history for `idleMs`. Advisory (no locks).
    */
   stuckRuns(idleMs: number, limit: number): Promise<string[]>;
   /** Marks inbox rows whose attempt ended without an answer (run cancelled or ended) as cancelled. */

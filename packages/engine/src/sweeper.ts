@@ -13,10 +13,10 @@ export interface SweeperStats {
 }
 
 /**
- * The stuck-run sweeper, defence in depth (seed 001): it finds running runs with nothing that could ever
- * wake them (no queued or running task, no timer, no pending decision or inbox event) that have been idle
- * for `idleMs`, and repairs each by deciding a `run_swept` event for it, which looks at every node again
- * and records `run.repaired` in the run's history. Runs waiting for a rate-limit slot are not stuck:
+ * The stuck-run sweeper, defence in depth (seed 001): it finds running and compensating runs with nothing
+ * that could ever wake them (no queued or running task, no timer, no pending decision or inbox event)
+ * that have been idle for `idleMs`, and repairs each by deciding a `run_swept` event for it, which looks
+ * at every node again (a compensating run: its saga log) and records `run.repaired` in the run's history. Runs waiting for a rate-limit slot are not stuck:
  * their task is queued (held back on the queue until its window has room), so they have a queued task.
  *
  * A candidate is re-checked by a statement that starts after its row lock is held (taken with SKIP

@@ -1,6 +1,7 @@
 import {
   type DispatchTask,
   type Engine,
+  isMemoryTransactionHandle,
   type QueueDispatcher,
   runDelivered,
   type StepHandler,
@@ -8,16 +9,35 @@ import {
 
 /**
  * A queue dispatcher that keeps its messages in a list in this process: the simplest queue of one's own,
- * for tests. It enqueues after commit (no `enqueueIn`), so it exercises the write-then-enqueue path and
- * its repair. Messages are held back until their not-before time.
+ * for tests. By default it enqueues after commit (no `enqueueIn`), so it exercises the write-then-enqueue
+ * path and its repair. With `joinTransactions` it also offers `enqueueIn` for MemoryStore's transactions:
+ * its messages then appear when their tasks commit, and never for a transaction that rolls back. Messages
+ * are held back until their not-before time.
  */
 export class ListDispatcher implements QueueDispatcher {
   readonly kind = 'queue' as const;
-  readonly name = 'list';
+  readonly name: string;
   /** Messages not yet taken. */
   readonly messages: DispatchTask[] = [];
   /** Every message ever sent, in order. */
   readonly sent: DispatchTask[] = [];
+  /** Present with `joinTransactions`: adds the messages when the store's transaction commits. */
+  readonly enqueueIn?: (handle: unknown, tasks: readonly DispatchTask[]) => Promise<void>;
+
+  constructor(options: { readonly joinTransactions?: boolean } = {}) {
+    this.name = options.joinTransactions ? 'list-joined' : 'list';
+    if (options.joinTransactions)
+      this.enqueueIn = async (handle, tasks) => {
+        if (!isMemoryTransactionHandle(handle))
+          throw new TypeError(
+            'ListDispatcher joins only MemoryStore transactions (a handle with afterCommit); create it without joinTransactions for any other store',
+          );
+        handle.afterCommit(() => {
+          this.messages.push(...tasks);
+          this.sent.push(...tasks);
+        });
+      };
+  }
 
   async enqueue(tasks: readonly DispatchTask[]): Promise<void> {
     this.messages.push(...tasks);

@@ -212,6 +212,45 @@ export async function onCompensating(ctx: DecisionContext, event: RunEvent): Pro
   }
 }
 
+/**
+ * Looks at a compensating run again, for the stuck-run sweeper: nothing can wake it (an event was lost:
+ * the `compensation_due` that takes the next compensation, or the report of the one running). Decides
+ * what the lost event would have: the running compensation's outcome if it has one (completed, or failed
+ * and then retried or given up by its policy), else the next compensation, or the end of the run when
+ * none is left. Records `run.repaired` (test: "the sweeper repairs a compensating run whose ...").
+ */
+export async function sweepCompensation(ctx: DecisionContext, idleMs: number): Promise<void> {
+  const { row, log } = readLog(ctx);
+  if (ctx.run.status !== 'compensating' || log.phase !== 'compensating') return;
+  ctx.record('run.repaired', { by: 'sweeper', idle_ms: idleMs });
+  const current = log.current;
+  if (!current) {
+    await next(ctx);
+    return;
+  }
+  const nodeId = compensationNodeId(current.node);
+  const task = ctx.task(nodeId, current.iteration);
+  if (task?.status === 'completed') {
+    await onCompensating(ctx, {
+      kind: 'node_completed',
+      nodeId,
+      iteration: current.iteration,
+      attempt: task.attempt,
+    });
+    return;
+  }
+  if ((task?.status === 'failed' || task?.status === 'timed_out') && task.error) {
+    const event = { nodeId, iteration: current.iteration, attempt: task.attempt, error: task.error };
+    await onCompensating(ctx, { kind: 'node_failed', ...event });
+    return;
+  }
+  if (!task || task.status === 'cancelled') {
+    // No attempt to wait for (a decision writes the mark and the attempt together): take it again.
+    writeLog(ctx, row, { ...log, current: null, todo: [...log.todo, current] });
+    await next(ctx);
+  }
+}
+
 /** Schedules the next compensation, or ends the run when none is left. One runs at a time. */
 async function next(ctx: DecisionContext): Promise<void> {
   const { row, log } = readLog(ctx);

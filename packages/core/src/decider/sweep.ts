@@ -2,6 +2,7 @@ import type { DecisionContext } from './context.js';
 import { decide } from './decide.js';
 import type { RunEvent } from './events.js';
 import { activate, arrive, completeRun } from './flow.js';
+import { sweepCompensation } from './saga.js';
 import { MissingState } from './state.js';
 
 /**
@@ -9,9 +10,14 @@ import { MissingState } from './state.js';
  * it (an event was lost). Re-deciding is safe because every step is idempotent: an edge whose target
  * already has a task changes nothing, a join counts each branch once, and a run whose sinks are all done
  * completes. A node whose last attempt failed is decided again as a failure (retry or fail the run).
- * Records `run.repaired` so the repair shows in the run's history.
+ * Records `run.repaired` so the repair shows in the run's history. A compensating run is looked at by
+ * its saga log instead (`sweepCompensation`).
  */
 export async function sweepRun(ctx: DecisionContext, idleMs: number): Promise<void> {
+  if (ctx.run.status === 'compensating') {
+    await sweepCompensation(ctx, idleMs);
+    return;
+  }
   if (ctx.run.status !== 'running') return;
   const { graph } = ctx.workflow;
   ctx.record('run.repaired', { by: 'sweeper', idle_ms: idleMs });

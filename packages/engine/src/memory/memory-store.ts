@@ -1,5 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { WeftError } from '@weft/core';
+import type {
+  TransactionalStore,
+  TransactionScope,
+  UndispatchedTasks,
+} from '../extensions/transactional-dispatch.js';
 import type { DeadLetterFilter } from '../outbox/types.js';
 import type { Store, StoreTx, Wakeup } from '../store.js';
 import * as admin from './admin.js';
@@ -12,6 +17,8 @@ import * as outbox from './outbox.js';
 import { checkCursor } from './runs.js';
 import { dec, key, MemoryState } from './state.js';
 import * as sweeps from './sweeps.js';
+import { transactionHandle } from './transaction-handle.js';
+import * as undispatched from './undispatched.js';
 
 /** What a MemoryStore is built with. */
 export interface MemoryStoreOptions {
@@ -33,7 +40,7 @@ export interface MemoryStoreOptions {
  * `skip` passes them over. Reads outside a transaction see the latest changes, including those of a
  * transaction still running.
  */
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, TransactionalStore, UndispatchedTasks {
   private readonly s = new MemoryState();
   private readonly locks = new LockTable();
   private readonly mutex = new Mutex();
@@ -51,6 +58,16 @@ export class MemoryStore implements Store {
   }
 
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    return this.runInTransaction((scope) => fn(scope.tx));
+  }
+
+  /**
+   * The transactional-dispatch capability: `transaction` with a handle (`MemoryTransactionHandle`) whose
+   * `afterCommit` effects run when the transaction commits and are dropped when it rolls back. An
+   * in-process queue that joins with it shows a message exactly when its tasks commit (test: "dispatcher
+   * conformance: list (joins the transaction) on MemoryStore").
+   */
+  async runInTransaction<T>(fn: (scope: TransactionScope) => Promise<T>): Promise<T> {
     // One at a time (tests: "run one at a time", and the conformance races such as "of several concurrent
     // claimers of one task exactly one wins"); one opened inside another runs at once, its locks honoured
     // (test: "a transaction opened inside another runs at once; the outer one's run locks still count").
@@ -58,7 +75,8 @@ export class MemoryStore implements Store {
     const release = enclosing && !enclosing.ended ? null : await this.mutex.acquire();
     const scope = new TxScope(this.clock.now());
     try {
-      const result = await this.current.run(scope, () => fn(new MemoryTx(this.s, scope, this.locks)));
+      const tx = new MemoryTx(this.s, scope, this.locks);
+      const result = await this.current.run(scope, () => fn({ tx, handle: transactionHandle(scope) }));
       scope.journal?.commit();
       return result;
     } catch (e) {
@@ -222,6 +240,18 @@ export class MemoryStore implements Store {
   }
   async stuckRuns(idleMs: number, limit: number) {
     return sweeps.stuckRuns(this.read(), idleMs, limit);
+  }
+  /**
+   * The repair capability a dispatcher that enqueues after commit needs (queued attempts left without a
+   * message). It waits its turn behind running transactions, so it sees only committed work: a task whose
+   * transaction is still open is not reported (its enqueue is still to come) (test: "MemoryStore lists
+   * queued tasks left without a message").
+   */
+  undispatchedTasks = (filter: Parameters<UndispatchedTasks['undispatchedTasks']>[0]) =>
+    this.transaction(async () => undispatched.undispatchedTasks(this.read(), filter));
+  /** Rows on the table queue (wake-ups for queued tasks, due or held back), for tests and health checks. */
+  async queueDepth(): Promise<number> {
+    return this.s.queue.size;
   }
   /** Housekeeping of the inbox; a write, so it runs as a transaction of its own. */
   async tidyInbox(limit: number) {

@@ -83,6 +83,8 @@ export interface TaskRow {
   readonly startedAt: Date | null;
   readonly finishedAt: Date | null;
   readonly childRunId: string | null;
+  /** Not before this (a retry held back by a queue dispatcher); null when queued without a delay. */
+  readonly retryAt: Date | null;
 }
 
 /** A wake-up for a queued task (the table queue); duplicates are harmless. */

@@ -93,9 +93,9 @@ export function lockParentTasks(
   return out;
 }
 
-/** True when nothing can wake a running run and it has been idle for `idleMs`. */
+/** True when nothing can wake a running (or compensating) run and it has been idle for `idleMs`. */
 function isStuck(op: Op, r: RunRow, idleMs: number): boolean {
-  if (r.status !== 'running') return false;
+  if (r.status !== 'running' && r.status !== 'compensating') return false;
   for (const t of op.s.tasks.pick(op.s.tasksByRun.keys(r.id)))
     if (t.status === 'queued' || t.status === 'running') return false;
   if (op.s.timersByRun.keys(r.id).size > 0) return false;
@@ -105,7 +105,7 @@ function isStuck(op: Op, r: RunRow, idleMs: number): boolean {
   return last <= plus(op.tx.now, -idleMs);
 }
 
-/** Running runs with nothing that could wake them, idle for `idleMs`. */
+/** Running and compensating runs with nothing that could wake them, idle for `idleMs`. */
 export function stuckRuns(op: Op, idleMs: number, limit: number): string[] {
   const out: string[] = [];
   for (const r of op.s.runs.values()) if (isStuck(op, r, idleMs)) out.push(r.id);

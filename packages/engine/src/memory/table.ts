@@ -9,6 +9,12 @@
  */
 export class Journal {
   private undo: (() => void)[] = [];
+  private effects: (() => void)[] = [];
+
+  /** Runs `fn` once the changes are committed; a rollback drops it. */
+  onCommit(fn: () => void): void {
+    this.effects.push(fn);
+  }
 
   /** Records how to put back one change. */
   record(fn: () => void): void {
@@ -19,11 +25,15 @@ export class Journal {
   rollback(): void {
     for (let i = this.undo.length - 1; i >= 0; i--) this.undo[i]!();
     this.undo = [];
+    this.effects = [];
   }
 
-  /** Forgets the recorded changes: they are now committed. */
+  /** Forgets the recorded changes: they are now committed. Then runs what waited for the commit. */
   commit(): void {
     this.undo = [];
+    const effects = this.effects;
+    this.effects = [];
+    for (const fn of effects) fn();
   }
 }
 

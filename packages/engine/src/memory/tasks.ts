@@ -79,6 +79,7 @@ export function insertTasks(op: Op, rows: readonly NewTaskRow[]): NewTaskRow[] {
       createdAt: now,
       finishedAt: FINAL.has(r.status) ? now : null,
       childRunId: r.childRunId ?? null,
+      retryAt: r.delayMs ? plus(now, r.delayMs) : null,
     });
   }
   for (const runId of new Set(absorbed.map((r) => r.runId).sort(byText)))

@@ -1,15 +1,16 @@
 import type { Db } from '../db.js';
 
 /**
- * Running runs with nothing that could wake them: no queued or running attempt (a rate-limited task
- * waits on the queue, so its run has one), no timer, no pending decision, no inbox event, and no history
- * event for `idleMs`. Reads the running-runs index; advisory (no locks): the caller re-checks under the
- * run locks.
+ * Running and compensating runs with nothing that could wake them: no queued or running attempt (a
+ * rate-limited task waits on the queue, so its run has one), no timer, no pending decision, no inbox
+ * event, and no history event for `idleMs`. A compensating run runs its compensations as tasks, so it
+ * stalls the same way (test: "the sweeper repairs a compensating run whose compensation report was
+ * lost"). Reads the live-runs index; advisory (no locks): the caller re-checks under the run locks.
  */
 export async function stuckRuns(sql: Db, idleMs: number, limit: number): Promise<string[]> {
   const rows = await sql<{ id: string }[]>`
     SELECT r.id FROM weft.runs r
-     WHERE r.status = 'running'
+     WHERE r.status IN ('running', 'compensating')
        AND ${stuckCondition(sql, idleMs)}
      ORDER BY r.id LIMIT ${limit}::int`.execute();
   return rows.map((r) => r.id);
@@ -20,7 +21,7 @@ export async function stillStuck(sql: Db, runIds: readonly string[], idleMs: num
   if (runIds.length === 0) return [];
   const rows = await sql<{ id: string }[]>`
     SELECT r.id FROM unnest(${[...runIds]}::uuid[]) AS k(id) JOIN weft.runs r ON r.id = k.id
-     WHERE r.status = 'running' AND ${stuckCondition(sql, idleMs)}`.execute();
+     WHERE r.status IN ('running', 'compensating') AND ${stuckCondition(sql, idleMs)}`.execute();
   return rows.map((r) => r.id);
 }
 

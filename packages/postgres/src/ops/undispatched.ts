@@ -2,11 +2,13 @@ import type { DispatchTask } from '@weft/engine';
 import type { Db } from '../db.js';
 
 /**
- * Queued attempts of running runs that have no row on the table queue, queued at least `olderThanMs` ago
- * (or, with `runIds`, every such attempt of those runs): with a dispatcher that enqueues after commit,
- * these may have lost their message to a crash between commit and enqueue, and are sent again. Running
- * runs are found through their partial index, so the scan is bounded by live work, not by history. A
- * retry's `retry_at` is its not-before time. Advisory: no locks (a duplicate message is harmless).
+ * Queued attempts of running or compensating runs (a compensation is a task like any other: test "sends a
+ * compensation whose message was lost between commit and enqueue again") that have no row on the table
+ * queue, queued at least `olderThanMs` ago (or, with `runIds`, every such attempt of those runs): with a
+ * dispatcher that enqueues after commit, these may have lost their message to a crash between commit and
+ * enqueue, and are sent again. Live runs are found through their partial index, so the scan is bounded by
+ * live work, not by history. A retry's `retry_at` is its not-before time. Advisory: no locks (a duplicate
+ * message is harmless).
  */
 export async function undispatchedTasks(
   sql: Db,
@@ -27,7 +29,7 @@ export async function undispatchedTasks(
            CASE WHEN t.retry_at > now() THEN t.retry_at END AS not_before
       FROM weft.runs r
       JOIN weft.tasks t ON t.run_id = r.id
-     WHERE r.status = 'running'
+     WHERE r.status IN ('running', 'compensating')
        AND (${filter.runIds ? [...filter.runIds] : null}::uuid[] IS NULL OR r.id = ANY(${filter.runIds ? [...filter.runIds] : null}::uuid[]))
        AND t.status = 'queued' AND t.task_type IS NOT NULL
        AND coalesce(t.retry_at, t.created_at) <= now() - ${filter.olderThanMs}::int * interval '1 millisecond'

@@ -77,6 +77,7 @@ export function dispatcherConformance(name: string, makeDispatcher: () => Promis
       engine = new Engine({
         store: fx.store,
         dispatcher: fx.dispatcher,
+        destinations: fx.destinations ?? [],
         blobs: new FolderBlobStore(mkdtempSync(join(tmpdir(), 'weft-conformance-'))),
         config: CONFIG,
       });

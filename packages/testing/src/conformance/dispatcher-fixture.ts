@@ -1,4 +1,4 @@
-import type { Dispatcher, DispatchTask, Engine, StepHandler, Store } from '@weft/engine';
+import type { Destination, Dispatcher, DispatchTask, Engine, StepHandler, Store } from '@weft/engine';
 
 /**
  * What the dispatcher conformance suite needs from one dispatcher: the store the engine runs on (a
@@ -8,6 +8,11 @@ import type { Dispatcher, DispatchTask, Engine, StepHandler, Store } from '@weft
 export interface DispatcherFixture {
   readonly store: Store;
   readonly dispatcher: Dispatcher;
+  /**
+   * Outbox destinations the engine needs for this dispatcher (Weft's Redis dispatcher writes outbox rows
+   * that its destination relays to Redis); none for most.
+   */
+  readonly destinations?: readonly Destination[];
   /**
    * Starts taking the engine's messages of these task types and running each with `handler` (leasing by
    * id, or polling the table for Weft's own dispatcher); returns a function that stops and waits.

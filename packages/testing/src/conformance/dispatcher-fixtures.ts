@@ -1,4 +1,4 @@
-import { type Engine, type LeasedTask, type StepHandler, tableDispatcher } from '@weft/engine';
+import { type Engine, type LeasedTask, MemoryStore, type StepHandler, tableDispatcher } from '@weft/engine';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase } from '../database.js';
 import { ListDispatcher } from '../list-dispatcher.js';
@@ -33,6 +33,44 @@ export async function listDispatcherFixture(): Promise<DispatcherFixture> {
     pending: async () => dispatcher.messages.length,
     duplicate: (task) => dispatcher.enqueue([task]),
     close: () => db.drop(),
+  };
+}
+
+/** The table queue on a MemoryStore: the engine's own rows, kept and rolled back with its transactions. */
+export async function memoryTableDispatcherFixture(): Promise<DispatcherFixture> {
+  const store = new MemoryStore();
+  return {
+    store,
+    dispatcher: tableDispatcher,
+    consume: (engine, taskTypes, handler) => pollLoop(engine, taskTypes, handler),
+    pending: () => store.queueDepth(),
+    duplicate: (task) => duplicateQueueRow(store, task),
+    close: () => store.close(),
+  };
+}
+
+/**
+ * The list dispatcher on a MemoryStore: enqueue after commit, repaired through the store's
+ * `undispatchedTasks`.
+ */
+export async function memoryListDispatcherFixture(): Promise<DispatcherFixture> {
+  return memoryList(new ListDispatcher());
+}
+
+/** The list dispatcher joining MemoryStore's transactions: its messages commit with their tasks. */
+export async function memoryJoinedListDispatcherFixture(): Promise<DispatcherFixture> {
+  return memoryList(new ListDispatcher({ joinTransactions: true }));
+}
+
+function memoryList(dispatcher: ListDispatcher): DispatcherFixture {
+  const store = new MemoryStore();
+  return {
+    store,
+    dispatcher,
+    consume: (engine, taskTypes, handler) => dispatcher.consume(engine, taskTypes, handler),
+    pending: async () => dispatcher.messages.length,
+    duplicate: (task) => dispatcher.enqueue([task]),
+    close: () => store.close(),
   };
 }
 

@@ -233,6 +233,24 @@ export function taskTests(fixture: () => Fixture): void {
       ).toEqual([runId]);
     });
 
+    it('finds a compensating run with nothing that can wake it, and not a paused one', async () => {
+      const { store, ns, runId } = await setup();
+      const paused = await insertRun(store, await deploy(store, ns));
+      // A compensating run runs its compensations as tasks: when a report is lost it stalls like a running
+      // one. A paused run waits for an operator on purpose.
+      await lockAndWrite(fixture(), runId, { runUpdates: [{ runId, status: 'compensating' }] });
+      await lockAndWrite(fixture(), paused, { runUpdates: [{ runId: paused, status: 'paused' }] });
+      await new Promise((r) => setTimeout(r, 30));
+      const stuck = await store.stuckRuns(10, 100_000);
+      expect(stuck).toContain(runId);
+      expect(stuck).not.toContain(paused);
+      expect(await store.transaction((tx) => tx.stillStuck([runId, paused], 10))).toEqual([runId]);
+      // With a compensation queued it is not stuck.
+      await queueTask(store, runId, ns, { nodeId: 'a.compensate' });
+      expect(await store.stuckRuns(10, 100_000)).not.toContain(runId);
+      expect(await store.transaction((tx) => tx.stillStuck([runId], 10))).toEqual([]);
+    });
+
     it('says which parent attempts still run', async () => {
       const { store, ns, runId } = await setup();
       await queueTask(store, runId, ns, { nodeId: 'a' });
