@@ -99,7 +99,14 @@ export abstract class ApiClient {
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
-        signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        signal?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
     }
   }
