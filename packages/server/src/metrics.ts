@@ -57,6 +57,12 @@ export function metricsRoute(app: FastifyInstance, engine: Engine): void {
     'Background decisions that failed and were retried later.',
     () => stats.decisionsDeferred,
   );
+  counter('weft_sweeper_rounds_total', 'Rounds of the stuck-run sweeper.', () => engine.sweeper.stats.rounds);
+  counter(
+    'weft_sweeper_runs_repaired_total',
+    'Runs the sweeper found stuck and repaired; stays 0 in a healthy system.',
+    () => engine.sweeper.stats.repaired,
+  );
   new Gauge({
     name: 'weft_polls_waiting',
     help: 'Worker polls waiting in this server.',

@@ -144,6 +144,9 @@ describe('flow control over HTTP', () => {
   it('shows the sweeper and runs a round on demand', async () => {
     expect((await t.call('GET', '/v1/sweeper')).body).toMatchObject({ repaired: 0, idle_ms: 300_000 });
     expect((await t.call('POST', '/v1/sweeper/run', { idle_ms: 60_000 })).body).toEqual({ repaired: [] });
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(Number(/^weft_sweeper_rounds_total (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+    expect(metrics).toMatch(/^weft_sweeper_runs_repaired_total 0$/m);
   });
 
   it('scopes runs to their namespace', async () => {
