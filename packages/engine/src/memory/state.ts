@@ -1,9 +1,9 @@
 import type { Json, RunStatus, TaskStatus, TimerPurpose } from '@weft/core';
-import type { HumanTaskState } from '../human-records.js';
+import type { HumanTaskRecord } from '../human-records.js';
 import type { LimitKind } from '../limits.js';
 import type { OutboxPayload } from '../outbox/types.js';
 import type { RunParent } from '../records.js';
-import type { OverlapPolicy } from '../schedule-records.js';
+import type { ScheduleRecord } from '../schedule-records.js';
 import { type Index, type Journal, Table } from './table.js';
 
 /**
@@ -190,48 +190,14 @@ export interface HoldRow {
   readonly takenAt: Date;
 }
 
-/** The inbox row of a human task. */
-export interface HumanRow {
-  readonly runId: string;
-  readonly taskId: string;
-  readonly namespace: string;
-  readonly definition: string;
-  readonly nodeId: string;
-  readonly iteration: string;
-  readonly attempt: number;
-  readonly title: string;
-  readonly description: string | null;
-  readonly assignees: readonly string[];
+/** The inbox row of a human task: its record with JSON kept as text (the input is read from the attempt). */
+export type HumanRow = Omit<HumanTaskRecord, 'form' | 'data' | 'input'> & {
   readonly form: JsonText;
-  readonly state: HumanTaskState;
-  readonly claimedBy: string | null;
-  readonly claimedAt: Date | null;
-  readonly deadlineAt: Date | null;
-  readonly completedBy: string | null;
-  readonly completedAt: Date | null;
   readonly data: JsonText;
-  readonly createdAt: Date;
-}
+};
 
-/** A schedule. */
-export interface ScheduleRow {
-  readonly namespace: string;
-  readonly name: string;
-  readonly definition: string;
-  readonly version: number | null;
-  readonly cron: string;
-  readonly timezone: string;
-  readonly input: JsonText;
-  readonly overlap: OverlapPolicy;
-  readonly paused: boolean;
-  readonly nextAt: Date | null;
-  readonly bufferedAt: Date | null;
-  readonly lastAt: Date | null;
-  readonly lastRunId: string | null;
-  readonly lastOutcome: string | null;
-  readonly createdAt: Date;
-  readonly updatedAt: Date;
-}
+/** A schedule, its input kept as text. */
+export type ScheduleRow = Omit<ScheduleRecord, 'input'> & { readonly input: JsonText };
 
 /** Key of a row by several columns (none of which contains the separator). */
 export const key = (...parts: (string | number)[]): string => parts.join('\u0000');
