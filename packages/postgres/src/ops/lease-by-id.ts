@@ -1,6 +1,6 @@
 import { ANY_NAMESPACE, type LeasedTask, type LeaseRequest, TASKS_DESTINATION } from '@weft/engine';
 import type { Db } from '../db.js';
-import { fromJson, type LeasedJson } from './lease-tasks.js';
+import { fromJson, type LeasedJson, leasedColumns, leaseSet } from './lease-tasks.js';
 
 /**
  * Leases named tasks (their ids came in a message from outside PostgreSQL, such as a Redis stream). Only
@@ -42,14 +42,10 @@ export async function leaseTasksById(
          AND (${request.namespace}::text = ${ANY_NAMESPACE}::text OR r.namespace = ${request.namespace}::text)
     ), leased AS (
       UPDATE weft.tasks t
-         SET status = 'running', worker = ${request.worker}, lease_token = gen_random_uuid(), started_at = now(),
-             deadline_at = now() + t.timeout_ms * interval '1 millisecond',
-             lease_expires_at = least(now() + ${request.leaseMs}::int * interval '1 millisecond',
-                                      coalesce(now() + t.timeout_ms * interval '1 millisecond', 'infinity'))
+         SET ${leaseSet(sql, request)}
         FROM named n
        WHERE t.run_id = n.run_id AND t.id = n.id AND NOT n.capped AND NOT n.on_table AND t.status = 'queued'
-      RETURNING t.id, t.run_id, t.node_id, t.iteration, t.attempt, t.task_type, t.input, t.lease_token,
-                t.lease_expires_at, t.deadline_at
+      RETURNING ${leasedColumns(sql)}
     ), movable AS (
       -- Capped since it was announced: locked here, moved by the next statement.
       SELECT t.run_id, t.id FROM weft.tasks t JOIN named n ON t.run_id = n.run_id AND t.id = n.id

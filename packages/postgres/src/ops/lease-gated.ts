@@ -1,6 +1,6 @@
 import { ANY_NAMESPACE, type LeasedTask, type LeaseRequest } from '@weft/engine';
 import type { Db } from '../db.js';
-import { fromJson, type LeasedJson } from './lease-tasks.js';
+import { fromJson, type LeasedJson, leasedColumns, leaseSet } from './lease-tasks.js';
 
 interface Candidate {
   id: string;
@@ -151,15 +151,11 @@ export async function leaseGated(
       RETURNING q.task_id, q.run_id
     ), leased AS (
       UPDATE weft.tasks t
-         SET status = 'running', worker = ${request.worker}, lease_token = gen_random_uuid(), started_at = now(),
-             deadline_at = now() + t.timeout_ms * interval '1 millisecond',
-             lease_expires_at = least(now() + ${request.leaseMs}::int * interval '1 millisecond',
-                                      coalesce(now() + t.timeout_ms * interval '1 millisecond', 'infinity'))
+         SET ${leaseSet(sql, request)}
         FROM picked p
        WHERE t.run_id = p.run_id AND t.id = p.task_id AND t.status = 'queued'
          AND NOT EXISTS (SELECT 1 FROM weft.runs r WHERE r.id = t.run_id AND r.status = 'paused')
-      RETURNING t.id, t.run_id, t.node_id, t.iteration, t.attempt, t.task_type, t.input, t.lease_token,
-                t.lease_expires_at, t.deadline_at
+      RETURNING ${leasedColumns(sql)}
     ), taken AS (
       INSERT INTO weft.holds (gate, run_id, task_id, attempt, amount)
       SELECT h.gate, l.run_id, l.id, l.attempt, h.amount

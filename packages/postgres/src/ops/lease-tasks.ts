@@ -32,6 +32,21 @@ export const fromJson = (t: LeasedJson): LeasedTask => ({
 });
 
 /**
+ * What every lease path sets on the queued attempt it takes (the table `t`): running, held by the worker
+ * under a fresh random token, its attempt deadline, and a lease that ends at that deadline at the latest.
+ */
+export const leaseSet = (sql: Db, request: Pick<LeaseRequest, 'worker' | 'leaseMs'>) => sql`
+  status = 'running', worker = ${request.worker}, lease_token = gen_random_uuid(), started_at = now(),
+  deadline_at = now() + t.timeout_ms * interval '1 millisecond',
+  lease_expires_at = least(now() + ${request.leaseMs}::int * interval '1 millisecond',
+                           coalesce(now() + t.timeout_ms * interval '1 millisecond', 'infinity'))`;
+
+/** The columns of a leased attempt (the table `t`) that `fromJson` reads, but for the definition's name. */
+export const leasedColumns = (sql: Db) =>
+  sql`t.id, t.run_id, t.node_id, t.iteration, t.attempt, t.task_type, t.input, t.lease_token,
+      t.lease_expires_at, t.deadline_at`;
+
+/**
  * Leases queued tasks: takes queue rows (SKIP LOCKED, so pollers never wait on each other) and marks their
  * tasks running with a fresh random lease token, in one statement, so the queue and the task can never
  * disagree about who holds it (seed 001, invariant 7). A queue row whose task is no longer queued (the run
@@ -84,15 +99,11 @@ export async function leaseTasks(
       RETURNING q.task_id, q.run_id
     ), leased AS (
       UPDATE weft.tasks t
-         SET status = 'running', worker = ${request.worker}, lease_token = gen_random_uuid(), started_at = now(),
-             deadline_at = now() + t.timeout_ms * interval '1 millisecond',
-             lease_expires_at = least(now() + ${request.leaseMs}::int * interval '1 millisecond',
-                                      coalesce(now() + t.timeout_ms * interval '1 millisecond', 'infinity'))
+         SET ${leaseSet(sql, request)}
         FROM picked p
        WHERE t.run_id = p.run_id AND t.id = p.task_id AND t.status = 'queued'
          AND NOT EXISTS (SELECT 1 FROM weft.runs r WHERE r.id = t.run_id AND r.status = 'paused')
-      RETURNING t.id, t.run_id, t.node_id, t.iteration, t.attempt, t.task_type, t.input, t.lease_token,
-                t.lease_expires_at, t.deadline_at
+      RETURNING ${leasedColumns(sql)}
     )
     SELECT (SELECT count(*)::int FROM picked) AS taken, (SELECT waiting FROM gated) AS gated,
            -- When a task held back by a rate limit becomes available (only rows under limits are held back).
