@@ -1,8 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { connect, freePort, migrate, startEmbedded } from '@weft/postgres';
+import { connect, freePort, startEmbedded } from '@weft/postgres';
 import { Command } from 'commander';
 import { measureFloor } from './floor.js';
+import { freshDatabase } from './fresh-database.js';
 import { type Latency, type Measurement, runWorkload } from './run-workload.js';
 import { median } from './stats.js';
 import { type Workload, w1, w2, w3 } from './workloads.js';
@@ -259,25 +260,6 @@ async function serverVersion(url: string): Promise<string> {
   } finally {
     await sql.end();
   }
-}
-
-async function freshDatabase(baseUrl: string, name: string): Promise<string> {
-  const admin = connect(baseUrl, { max: 1 });
-  try {
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.unsafe(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const u = new URL(baseUrl);
-  u.pathname = `/${name}`;
-  const sql = connect(u.toString(), { max: 1 });
-  try {
-    await migrate(sql);
-  } finally {
-    await sql.end();
-  }
-  return u.toString();
 }
 
 main().catch((e) => {

@@ -1,19 +1,11 @@
 // Micro-benchmark of run starts: in-process engine, no workers.
-import { Engine } from '@weft/engine';
-import { connect, migrate, PgStore } from '@weft/postgres';
+import { microEngine } from './micro-engine.js';
 import { w1 } from './workloads.js';
 
 const url = process.argv[2]!;
 const runs = Number(process.argv[3] ?? 500);
 const lanes = Number(process.argv[4] ?? 32);
-const admin = connect(url.replace(/\/[^/?]*(\?|$)/, '/postgres$1'), { max: 1 });
-await admin.unsafe('DROP DATABASE IF EXISTS weft_micro WITH (FORCE)');
-await admin.unsafe('CREATE DATABASE weft_micro');
-await admin.end();
-const sql = connect(url.replace(/\/[^/?]*(\?|$)/, '/weft_micro$1'), { max: 20 });
-await migrate(sql);
-const engine = new Engine({ store: new PgStore(sql), config: { crossProcessWakeups: false } });
-await engine.start();
+const { engine, close } = await microEngine(url, 20);
 await engine.definitions.deploy('default', w1(1).yaml);
 for (let i = 0; i < 20; i++)
   await engine.runs.start({ namespace: 'default', definition: 'bench-w1', input: {} });
@@ -31,5 +23,4 @@ const cpu = process.cpuUsage(c0);
 console.log(
   `${runs} starts in ${wall.toFixed(0)} ms: ${Math.round(runs / (wall / 1000))}/s; CPU ${((cpu.user + cpu.system) / 1000 / runs).toFixed(3)} ms/start`,
 );
-await engine.stop();
-await sql.end();
+await close();

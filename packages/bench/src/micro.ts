@@ -1,19 +1,10 @@
 // Micro-benchmark of the engine's report path without HTTP: in-process engine, W2 chains.
-import { Engine } from '@weft/engine';
-import { connect, migrate, PgStore } from '@weft/postgres';
+import { completed, microEngine } from './micro-engine.js';
 import { w2 } from './workloads.js';
 
 const url = process.argv[2]!;
 const runs = Number(process.argv[3] ?? 500);
-const admin = connect(url.replace(/\/[^/?]*(\?|$)/, '/postgres$1'), { max: 1 });
-await admin.unsafe('DROP DATABASE IF EXISTS weft_micro WITH (FORCE)');
-await admin.unsafe('CREATE DATABASE weft_micro');
-await admin.end();
-const dbUrl = url.replace(/\/[^/?]*(\?|$)/, '/weft_micro$1');
-const sql = connect(dbUrl, { max: 10 });
-await migrate(sql);
-const engine = new Engine({ store: new PgStore(sql), config: { crossProcessWakeups: false } });
-await engine.start();
+const { engine, close } = await microEngine(url, 10);
 const wl = w2(runs);
 await engine.definitions.deploy('default', wl.yaml);
 for (let i = 0; i < runs; i++)
@@ -32,15 +23,7 @@ const lane = async () => {
     waitMs: 0,
   });
   while (held.length > 0) {
-    const reports = held.map((t) => ({
-      runId: t.runId,
-      taskId: t.id,
-      attempt: t.attempt,
-      leaseToken: t.leaseToken,
-      nodeId: t.nodeId,
-      iteration: t.iteration,
-      outcome: { kind: 'completed' as const, output: null },
-    }));
+    const reports = completed(held);
     const { leased } = await engine.tasks.report({
       namespace: 'default',
       worker: 'w',
@@ -66,5 +49,4 @@ const cpu = process.cpuUsage(c0);
 console.log(
   `${steps} steps in ${wall.toFixed(0)} ms: ${Math.round(steps / (wall / 1000))} steps/s; engine CPU ${((cpu.user + cpu.system) / 1000 / steps).toFixed(3)} ms/step (user ${(cpu.user / 1000 / steps).toFixed(3)})`,
 );
-await engine.stop();
-await sql.end();
+await close();

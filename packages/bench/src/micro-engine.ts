@@ -1,0 +1,31 @@
+// Shared setup of the in-process probes (micro*.ts): an engine on a fresh database, no HTTP, no workers.
+import { Engine, type LeasedTask, type TaskReport } from '@weft/engine';
+import { connect, PgStore } from '@weft/postgres';
+import { freshDatabase } from './fresh-database.js';
+
+/** An engine on a fresh, migrated `weft_micro` database of the server at `url`, started. */
+export async function microEngine(url: string, poolMax: number) {
+  const sql = connect(await freshDatabase(url, 'weft_micro'), { max: poolMax });
+  const engine = new Engine({ store: new PgStore(sql), config: { crossProcessWakeups: false } });
+  await engine.start();
+  return {
+    engine,
+    async close() {
+      await engine.stop();
+      await sql.end();
+    },
+  };
+}
+
+/** Reports for leased tasks, each completed with no output. */
+export function completed(tasks: readonly LeasedTask[]): TaskReport[] {
+  return tasks.map((t) => ({
+    runId: t.runId,
+    taskId: t.id,
+    attempt: t.attempt,
+    leaseToken: t.leaseToken,
+    nodeId: t.nodeId,
+    iteration: t.iteration,
+    outcome: { kind: 'completed' as const, output: null },
+  }));
+}
