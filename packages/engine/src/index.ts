@@ -25,6 +25,7 @@ export * from './history-feed.js';
 export * from './human-records.js';
 export * from './human-tasks.js';
 export * from './ids.js';
+export * from './in-process-worker.js';
 export * from './limit-service.js';
 export * from './limits.js';
 export * from './logger.js';
