@@ -1,20 +1,13 @@
-import type { Json } from '@weft/core';
+import type { HistoryRecord } from '../records.js';
 
-/** One event of a run's history, as committed. `seq` is gap-free and increasing per run. */
-export interface ObservedEvent {
-  readonly runId: string;
-  readonly seq: number;
-  /** `run.started`, `task.scheduled`, `task.completed`, `task.failed`, `run.completed`, … */
-  readonly type: string;
-  readonly nodeId: string | null;
-  readonly iteration: string | null;
-  readonly attempt: number | null;
-  readonly data: Json;
-  /** The time of the transaction that wrote it. */
-  readonly at: Date;
+/**
+ * One event of a run's history as committed (`seq` gap-free and increasing per run; `type` such as
+ * `run.started`, `task.completed`), with its run's namespace and definition.
+ */
+export type ObservedEvent = HistoryRecord & {
   readonly namespace: string;
   readonly definition: string;
-}
+};
 
 /**
  * Receives run and task history for a telemetry stack. Called only after the transaction that wrote the
