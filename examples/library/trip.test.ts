@@ -27,8 +27,12 @@ describe('the trip workflow', () => {
   it('retries a charge when the bank is down, after the backoff (the clock is moved, not waited for)', async () => {
     const { engine, ledger } = setup((attempt) => (attempt === 1 ? 'down' : 'ok'));
     const run = await engine.start(trip, { traveller: 'bob', amount: 80 });
-    // The first charge fails; its retry is due 30 s later.
-    for (let i = 0; i < 200 && ledger.charges < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    // The first charge fails; its retry is due 30 s after the failure is recorded. Move the clock only
+    // once it is (the handler having run is not enough: its report may not be in yet).
+    const failed = async () =>
+      (await engine.engine.context.store.readHistory(run.id, 0, 1000)).some((e) => e.type === 'task.failed');
+    for (let i = 0; i < 400 && !(await failed()); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(ledger.charges).toBe(1);
     engine.advance('30s');
     await expect(run.result()).resolves.toMatchObject({ payment: 'PAY-80' });
     expect(ledger.charges).toBe(2);
