@@ -4,7 +4,7 @@ import { connect, freePort, startEmbedded } from '@weft/postgres';
 import { Command } from 'commander';
 import { measureFloor } from './floor.js';
 import { freshDatabase } from './fresh-database.js';
-import { type Latency, type Measurement, runWorkload } from './run-workload.js';
+import { type CpuPerStep, type Latency, type Measurement, runWorkload } from './run-workload.js';
 import { median } from './stats.js';
 import { type Workload, w1, w2, w3 } from './workloads.js';
 
@@ -68,6 +68,7 @@ async function main(): Promise<void> {
   for (const w of chosen) if (!all[w]) throw new Error(`unknown workload ${w}; choose from W1, W2, W3`);
   const results: Record<string, Measurement[]> = {};
   let floor: number | null = null;
+  let floorFewMs: number | null = null;
   try {
     const version = await serverVersion(baseUrl);
     log(`PostgreSQL: ${version}`);
@@ -108,14 +109,26 @@ async function main(): Promise<void> {
           await measureFloor(dbUrl, size(500), o.workers * 2, Math.max(1, Math.floor(o.concurrency / 2))),
         );
       floor = median(samples);
+      if (o.few > 0 && chosen.includes('W2')) {
+        // The same SQL with only a few runs in flight, one connection per worker process, as in the
+        // "few" phase: the least a step's latency can be on this machine, with no HTTP and no engine.
+        log(`floor: ${o.few} runs in flight over ${o.workers} connection(s)`);
+        const batch = Math.max(1, Math.ceil(o.few / o.workers));
+        const rates: number[] = [];
+        for (let i = 0; i < 65; i++) {
+          const rate = await measureFloor(dbUrl, o.few, o.workers, batch);
+          if (i >= 5) rates.push(rate);
+        }
+        floorFewMs = (o.few / median(rates)) * 1000;
+      }
     }
     const rows = chosen.map((id) => summarise(id, results[id]!));
-    console.log(table(rows, floor));
+    console.log(table(rows, floor, floorFewMs));
     await mkdir(o.out, { recursive: true });
     const file = `${o.out}/bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
     await writeFile(
       file,
-      `${JSON.stringify({ at: new Date().toISOString(), postgres: version, options: o, floorStepsPerSec: floor, medians: rows, samples: results }, null, 2)}\n`,
+      `${JSON.stringify({ at: new Date().toISOString(), postgres: version, options: o, floorStepsPerSec: floor, floorFewStepMs: floorFewMs, medians: rows, samples: results }, null, 2)}\n`,
     );
     log(`results written to ${file}`);
     console.log(`results: ${file}`);
@@ -129,12 +142,22 @@ function summarise(id: string, samples: Measurement[]): Measurement {
   const lat = (f: (m: Measurement) => Latency | null): Latency | null => {
     const have = samples.map(f).filter((l): l is Latency => l !== null);
     if (have.length === 0) return null;
+    const cpu = have.map((l) => l.cpuPerStep).filter((c): c is CpuPerStep => c !== undefined);
     return {
       stepP50: median(have.map((l) => l.stepP50)),
       stepP99: median(have.map((l) => l.stepP99)),
       firstP50: median(have.map((l) => l.firstP50)),
       firstP99: median(have.map((l) => l.firstP99)),
       load: have.length > 1 ? `${have[0]!.load} (median of rates)` : have[0]!.load,
+      ...(cpu.length > 0
+        ? {
+            cpuPerStep: {
+              server: median(cpu.map((c) => c.server)),
+              workers: median(cpu.map((c) => c.workers)),
+              postgres: median(cpu.map((c) => c.postgres)),
+            },
+          }
+        : {}),
     };
   };
   return {
@@ -160,7 +183,7 @@ function summarise(id: string, samples: Measurement[]): Measurement {
   };
 }
 
-function table(rows: Measurement[], floor: number | null): string {
+function table(rows: Measurement[], floor: number | null, floorFewMs: number | null): string {
   const header = [
     'workload',
     'runs',
@@ -240,9 +263,21 @@ function table(rows: Measurement[], floor: number | null): string {
   out.push(
     'reads/event: node instances the server read per event decided; it stays flat as runs grow (W3: 102 tasks a run).',
   );
+  const cpuOf = (c: CpuPerStep | undefined) =>
+    c ? `${c.server.toFixed(2)}/${c.workers.toFixed(2)}/${c.postgres.toFixed(2)}` : '-';
+  const phases = rows.flatMap((r) => [
+    ...(r.paced ? [`${r.workload} paced ${cpuOf(r.paced.cpuPerStep)}`] : []),
+    ...(r.few ? [`${r.workload} few ${cpuOf(r.few.cpuPerStep)}`] : []),
+  ]);
+  if (phases.length > 0)
+    out.push(`CPU ms/step srv/wrk/pg in the latency phases (smaller batches): ${phases.join(', ')}.`);
   if (floor)
     out.push(
       `Floor: ${Math.round(floor)} steps/s, the SQL of a step alone, batched like Weft; "vs floor" is Weft's share of it.`,
+    );
+  if (floorFewMs !== null)
+    out.push(
+      `Floor with ${o.few} runs in flight over ${o.workers} connection(s), as in "few": ${floorFewMs.toFixed(2)} ms a step (mean), with no HTTP and no engine.`,
     );
   out.push(
     `Medians of ${o.repeat} run(s); ${o.workers} worker processes x ${o.concurrency} concurrent tasks.`,

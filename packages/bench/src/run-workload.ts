@@ -4,6 +4,13 @@ import { startServer, startWorker, type WorkerProcess } from './processes.js';
 import { cpuMs, peakRss, postgresCpuMs, quantile } from './stats.js';
 import type { Workload } from './workloads.js';
 
+/** CPU milliseconds per step: server process, worker processes, PostgreSQL. */
+export interface CpuPerStep {
+  readonly server: number;
+  readonly workers: number;
+  readonly postgres: number;
+}
+
 /** Latency figures of one phase: step to step and start to first task, in milliseconds. */
 export interface Latency {
   readonly stepP50: number;
@@ -12,6 +19,8 @@ export interface Latency {
   readonly firstP99: number;
   /** How the runs arrived: `burst` (all at once), `N/s` (paced), `N at a time` (closed loop). */
   readonly load: string;
+  /** CPU per step during the phase (small batches cost more per step than the burst's large ones). */
+  readonly cpuPerStep?: CpuPerStep;
 }
 
 /** What one measured run of a workload gives. */
@@ -35,7 +44,7 @@ export interface Measurement {
   /** Node instances the server read per event decided, during the burst (it follows the frontier). */
   readonly readsPerEvent: number;
   /** CPU milliseconds per step during the burst: server process, worker processes, PostgreSQL. */
-  readonly cpuPerStep: { readonly server: number; readonly workers: number; readonly postgres: number };
+  readonly cpuPerStep: CpuPerStep;
 }
 
 /** How to run a workload. */
@@ -110,8 +119,13 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
       const rate = Math.max(1, runsPerSec * o.pacedShare);
       const count = Math.min(workload.runs, Math.max(20, Math.round(rate * 3)));
       o.progress(`paced: ${count} runs at ${rate.toFixed(0)} runs/s`);
+      const cpu = await cpuSnapshot(server.child.pid!, workers);
       const sent = await startPaced(client, definition, count, rate);
-      paced = latency(workload, await sink.await(sent, workload.steps), sent, `${rate.toFixed(0)} runs/s`);
+      const timed = await sink.await(sent, workload.steps);
+      paced = {
+        ...latency(workload, timed, sent, `${rate.toFixed(0)} runs/s`),
+        cpuPerStep: cpuDelta(cpu, await cpuSnapshot(server.child.pid!, workers), timed.length),
+      };
       finished += count;
       await waitFinished(o.admin, finished);
     }
@@ -119,9 +133,11 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
     // 3. Few: a closed loop of a handful of runs, each replaced by a new one when it ends.
     let few: Latency | null = null;
     if (o.fewRuns > 0) {
-      const count = Math.min(workload.runs, o.fewRuns * 5);
+      // Twenty rounds, so that the median is not at the mercy of one slow round.
+      const count = Math.min(workload.runs, o.fewRuns * 20);
       o.progress(`few: ${count} runs, ${o.fewRuns} at a time`);
       const sent = new Map<string, number>();
+      const cpu = await cpuSnapshot(server.child.pid!, workers);
       const all: Timing[] = [];
       for (let left = count; left > 0; ) {
         const wave = Math.min(o.fewRuns, left);
@@ -130,7 +146,10 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
         all.push(...(await sink.await(batch, workload.steps)));
         left -= wave;
       }
-      few = latency(workload, all, sent, `${o.fewRuns} at a time`);
+      few = {
+        ...latency(workload, all, sent, `${o.fewRuns} at a time`),
+        cpuPerStep: cpuDelta(cpu, await cpuSnapshot(server.child.pid!, workers), all.length),
+      };
       finished += count;
       await waitFinished(o.admin, finished);
     }
@@ -153,11 +172,7 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
       workerRssMb: workerRss / 2 ** 20,
       readsPerEvent:
         (metricsAfter.reads - metricsBefore.reads) / Math.max(1, metricsAfter.events - metricsBefore.events),
-      cpuPerStep: {
-        server: (cpuAfter.server - cpuBefore.server) / timings.length,
-        workers: (cpuAfter.workers - cpuBefore.workers) / timings.length,
-        postgres: (cpuAfter.postgres - cpuBefore.postgres) / timings.length,
-      },
+      cpuPerStep: cpuDelta(cpuBefore, cpuAfter, timings.length),
     };
   } finally {
     await client.close();
@@ -297,15 +312,21 @@ async function waitFinished(admin: postgres.Sql, runs: number): Promise<void> {
   }
 }
 
-async function cpuSnapshot(
-  server: number,
-  workers: WorkerProcess[],
-): Promise<{ server: number; workers: number; postgres: number }> {
+async function cpuSnapshot(server: number, workers: WorkerProcess[]): Promise<CpuPerStep> {
   const w = await Promise.all(workers.map((x) => cpuMs(x.child.pid!)));
   return {
     server: await cpuMs(server),
     workers: w.reduce((a, b) => a + b, 0),
     postgres: await postgresCpuMs(),
+  };
+}
+
+/** CPU per step between two snapshots, over `steps` steps. */
+function cpuDelta(before: CpuPerStep, after: CpuPerStep, steps: number): CpuPerStep {
+  return {
+    server: (after.server - before.server) / steps,
+    workers: (after.workers - before.workers) / steps,
+    postgres: (after.postgres - before.postgres) / steps,
   };
 }
 
