@@ -53,9 +53,13 @@ describe('npm run bench', () => {
         expect(m[field]).toBeGreaterThan(0);
       }
       expect(m.paced.stepP50).toBeGreaterThanOrEqual(0);
+      expect(m.paced.cpuPerStep.server).toBeGreaterThan(0);
       expect(m.burst.firstP50).toBeGreaterThan(0);
     }
     expect(results.medians[1].few.stepP99).toBeGreaterThanOrEqual(0);
+    expect(results.medians[1].few.cpuPerStep.server).toBeGreaterThan(0);
     expect(results.floorStepsPerSec).toBeGreaterThan(0);
+    expect(results.floorFewStepMs).toBeGreaterThan(0);
+    expect(stdout).toMatch(/CPU ms\/step srv\/wrk\/pg in the latency phases/);
   }, 300_000);
 });
