@@ -8,6 +8,7 @@ import { leaseNamed } from './lease-named.js';
 import { type EagerSlot, inPass } from './pass.js';
 import { ANY_NAMESPACE, namespaceScope } from './pollers.js';
 import type { LeasedTask, ReportVerdict, TaskReport } from './records.js';
+import { leaseQueuedForReport } from './report-lease.js';
 
 /** A worker's request for tasks. */
 export interface PollRequest {
@@ -145,7 +146,8 @@ export class TaskService {
    * Applies reports and decides what follows in the same transaction where possible: runs whose lock is
    * free are decided here; runs another transaction holds get the event in their inbox and a decide-queue
    * request, taken before any task row so that lock order matches the deciders'. With `next`, tasks this
-   * decision creates for the worker's types go straight to it.
+   * decision creates for the worker's types go straight to it, and queued tasks of those types fill the
+   * rest of its room (see leaseQueuedForReport).
    */
   async report(request: ReportRequest): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
     if (request.reports.length === 0) return { verdicts: [], leased: [] };
@@ -203,7 +205,7 @@ export class TaskService {
     inline: boolean,
   ): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
     const runIds = [...new Set(request.reports.map((r) => r.runId))];
-    const { result: verdicts, pass } = await inPass(this.ctx, eager, async (tx, pass) => {
+    const { result, pass } = await inPass(this.ctx, eager, async (tx, pass) => {
       if (!inline) {
         await tx.requestDecisions(runIds, 'task report');
         const verdicts = await tx.finishTasks(request.reports, namespaceScope(request.namespace));
@@ -211,7 +213,7 @@ export class TaskService {
           pass.writes.inboxAppend.push(...list.map((event) => ({ runId, event })));
         }
         await pass.finish(tx);
-        return verdicts;
+        return { verdicts, queued: [] };
       }
       // One round trip, in this order on the connection: lock the runs, claim their decide-queue rows,
       // apply the reports, then read the inboxes and the node instances the workers' hints point at.
@@ -251,17 +253,21 @@ export class TaskService {
         pass,
         prefetch,
       );
+      // Sent before the writes, pipelined with them: no round trip of its own.
+      const queued = leaseQueuedForReport(this.ctx, tx, eager, pass, priorities);
+      queued?.catch(() => {}); // its failure aborts the transaction: the writes report it
       await pass.finish(tx);
-      return verdicts;
+      return { verdicts, queued: queued ? await queued : [] };
     });
+    const { verdicts, queued } = result;
     await fault('report.after-commit');
     await pass.afterCommit(this.ctx.wakeups);
     const accepted = verdicts.filter((v) => v.accepted).length;
     this.ctx.stats.reportsAccepted += accepted;
     this.ctx.stats.reportsRefused += verdicts.length - accepted;
-    this.ctx.stats.leasedWithReport += pass.leased.length;
+    this.ctx.stats.leasedWithReport += pass.leased.length + queued.length;
     if (!inline) this.ctx.wakeups.announce([{ kind: 'decisions' }]);
-    return { verdicts, leased: pass.leased };
+    return { verdicts, leased: [...pass.leased, ...queued] };
   }
 
   /**
