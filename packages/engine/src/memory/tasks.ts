@@ -252,7 +252,8 @@ export function finishTasks(op: Op, reports: readonly TaskReport[], namespace?: 
   const done = new Map<string, ReportVerdict>();
   return reports.map((r): ReportVerdict => {
     const k = key(r.runId, r.taskId);
-    const earlier = done.get(k);
+    // A repeat of a report that landed gets its verdict; a report with another token or attempt does not.
+    const earlier = done.get(`${k}/${r.attempt}/${r.leaseToken}`);
     if (earlier) return earlier;
     const refused = refusal(op, r, namespace);
     if (refused) return refused;
@@ -272,7 +273,7 @@ export function finishTasks(op: Op, reports: readonly TaskReport[], namespace?: 
       iteration: t.iteration,
       attempt: t.attempt,
     };
-    done.set(k, verdict);
+    done.set(`${k}/${r.attempt}/${r.leaseToken}`, verdict);
     return verdict;
   });
 }

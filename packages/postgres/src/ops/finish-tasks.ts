@@ -19,7 +19,9 @@ export async function finishTasks(
   namespace?: string,
 ): Promise<ReportVerdict[]> {
   if (reports.length === 0) return [];
-  const accepted = await sql<{ id: string; nodeId: string; iteration: string; attempt: number }[]>`
+  const accepted = await sql<
+    { id: string; nodeId: string; iteration: string; attempt: number; leaseToken: string }[]
+  >`
     UPDATE weft.tasks t SET status = r.status, output = r.output::jsonb, error = r.error::jsonb, finished_at = now()
       FROM unnest(${reports.map((r) => r.runId)}::uuid[], ${reports.map((r) => r.taskId)}::uuid[],
                   ${reports.map((r) => r.attempt)}::int[], ${reports.map((r) => r.leaseToken)}::uuid[],
@@ -31,13 +33,18 @@ export async function finishTasks(
        AND coalesce(t.status, '') = 'running' AND (t.deadline_at IS NULL OR t.deadline_at > now())
        AND (${namespace ?? null}::text IS NULL
             OR EXISTS (SELECT 1 FROM weft.runs n WHERE n.id = t.run_id AND n.namespace = ${namespace ?? null}::text))
-    RETURNING t.id, t.node_id, t.iteration, t.attempt`.execute();
-  const byId = new Map(accepted.map((a) => [a.id, a]));
-  const refused = reports.filter((r) => !byId.has(r.taskId));
+    RETURNING t.id, t.node_id, t.iteration, t.attempt, t.lease_token::text`.execute();
+  // By attempt and token, not task alone: of two reports on one task in a batch (a stale lease's and the
+  // current one's), only the one that landed is accepted (conformance test: "in one batch, a stale report
+  // and the holder's on the same task get their own verdicts").
+  const landed = (r: Pick<TaskReport, 'taskId' | 'attempt' | 'leaseToken'>) =>
+    `${r.taskId}/${r.attempt}/${r.leaseToken}`.toLowerCase();
+  const byId = new Map(accepted.map((a) => [landed({ ...a, taskId: a.id }), a]));
+  const refused = reports.filter((r) => !byId.has(landed(r)));
   const why =
     refused.length > 0 ? await explainRefusals(sql, refused, namespace) : new Map<string, ReportVerdict>();
   return reports.map((r): ReportVerdict => {
-    const ok = byId.get(r.taskId);
+    const ok = byId.get(landed(r));
     if (ok)
       return {
         taskId: r.taskId,

@@ -140,6 +140,19 @@ export function claimTests(fixture: () => Fixture): void {
       });
     });
 
+    it('in one batch, a stale report and the holder’s on the same task get their own verdicts', async () => {
+      for (const staleFirst of [true, false]) {
+        const { store, task } = await leased();
+        const real = completion(task, 'real');
+        const stale = { ...completion(task, 'stale'), leaseToken: '00000000-0000-4000-8000-000000000000' };
+        const verdicts = await store.transaction((tx) =>
+          tx.finishTasks(staleFirst ? [stale, real] : [real, stale]),
+        );
+        expect(verdicts.map((v) => v.accepted)).toEqual(staleFirst ? [false, true] : [true, false]);
+        expect((await taskRow(store, task.runId, task.id))?.output).toBe('real');
+      }
+    });
+
     it('of concurrent reports with the holder’s token exactly one is accepted', async () => {
       const { store, task } = await leased();
       const peers = await fixture().peers(5);
