@@ -8,6 +8,7 @@ import { leaseNamed } from './lease-named.js';
 import { type EagerSlot, inPass } from './pass.js';
 import { ANY_NAMESPACE, namespaceScope } from './pollers.js';
 import type { LeasedTask, ReportVerdict, TaskReport } from './records.js';
+import { distinctReports, eventsByRun, hintEvents } from './report-events.js';
 import { leaseQueuedForReport } from './report-lease.js';
 
 /** A worker's request for tasks. */
@@ -151,7 +152,9 @@ export class TaskService {
    */
   async report(request: ReportRequest): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
     if (request.reports.length === 0) return { verdicts: [], leased: [] };
-    const offloaded = { ...request, reports: await this.offloadOutputs(request.reports) };
+    // A report sent twice in one request is applied once; both copies get its verdict.
+    const { reports, indexOf } = distinctReports(request.reports);
+    const offloaded = { ...request, reports: await this.offloadOutputs(reports) };
     const eager: EagerSlot | null =
       request.next && request.next.max > 0
         ? {
@@ -182,9 +185,10 @@ export class TaskService {
             : [];
       this.ctx.wakeups.announce(namespaces.map((namespace) => ({ kind: 'gates', namespace })));
     }
-    await afterReports(this.ctx, request, out.verdicts);
+    const verdicts = indexOf.map((i) => out.verdicts[i]!);
+    await afterReports(this.ctx, request, verdicts);
     return {
-      verdicts: out.verdicts,
+      verdicts,
       leased: await this.ctx.extensions.withContext(await this.resolveInputs(out.leased)),
     };
   }
@@ -352,58 +356,6 @@ export class TaskService {
       lost: tasks.filter((t) => !held.has(t.taskId)).map((t) => t.taskId),
     };
   }
-}
-
-/** The events a batch of reports produced, by run. */
-function eventsByRun(request: ReportRequest, verdicts: readonly ReportVerdict[]): Map<string, RunEvent[]> {
-  const events = new Map<string, RunEvent[]>();
-  request.reports.forEach((report, i) => {
-    const event = toEvent(report, verdicts[i]!, request.worker);
-    if (!event) return;
-    const list = events.get(report.runId) ?? [];
-    list.push(event);
-    events.set(report.runId, list);
-  });
-  return events;
-}
-
-/** What the reports will most likely turn into, from the workers' hints, for reading ahead. */
-function hintEvents(reports: readonly TaskReport[]): RunEvent[] {
-  return reports.flatMap((r): RunEvent[] =>
-    r.nodeId === undefined
-      ? []
-      : [{ kind: 'node_completed', nodeId: r.nodeId, iteration: r.iteration ?? '', attempt: r.attempt }],
-  );
-}
-
-function toEvent(report: TaskReport, verdict: ReportVerdict, worker: string): RunEvent | null {
-  if (verdict.accepted) {
-    if (report.outcome.kind === 'completed') {
-      return {
-        kind: 'node_completed',
-        nodeId: verdict.nodeId,
-        iteration: verdict.iteration,
-        attempt: verdict.attempt,
-      };
-    }
-    return {
-      kind: 'node_failed',
-      nodeId: verdict.nodeId,
-      iteration: verdict.iteration,
-      attempt: verdict.attempt,
-      error: report.outcome.error,
-    };
-  }
-  if (verdict.nodeId === undefined) return null;
-  return {
-    kind: 'report_refused',
-    nodeId: verdict.nodeId,
-    iteration: verdict.iteration ?? '',
-    attempt: report.attempt,
-    report: report.outcome.kind === 'completed' ? 'complete' : 'fail',
-    why: verdict.why,
-    worker,
-  };
 }
 
 function checkTypes(types: readonly string[]): void {

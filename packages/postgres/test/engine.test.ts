@@ -93,6 +93,26 @@ describe('engine on PostgreSQL', () => {
     expect((await h.engine.runs.get(run.id)).status).toBe('completed');
   });
 
+  it('a report sent twice in one request is applied once', async () => {
+    await h.engine.definitions.deploy(
+      'default',
+      'name: twice\nnodes:\n  - { id: x, task_type: twice.x }\n  - { id: y, task_type: twice.y }\nedges:\n  - { from: x, to: y }\n',
+    );
+    const run = await h.engine.runs.start({ namespace: 'default', definition: 'twice', input: {} });
+    const [x] = await lease(h.engine, ['twice.x']);
+    const { verdicts, leased } = await h.engine.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports: [completed(x!, 1), completed(x!, 1)],
+      next: { taskTypes: ['twice.y'], max: 5 },
+    });
+    expect(verdicts.map((v) => v.accepted)).toEqual([true, true]);
+    expect(leased.map((t) => t.nodeId)).toEqual(['y']);
+    const history = await h.store.readHistory(run.id, 0, 100);
+    expect(history.filter((e) => e.type === 'task.completed').map((e) => e.nodeId)).toEqual(['x']);
+    await h.engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(leased[0]!)] });
+  });
+
   it('retries a failed attempt after its backoff and fails the run when attempts run out', async () => {
     await h.engine.definitions.deploy(
       'default',
