@@ -304,7 +304,9 @@ export interface StoreTx {
    * while the task is `running` at that attempt, inside its deadline, under the token its lease gave.
    * Anything else (a stale or forged token, a later attempt, a task already finished, timed out or
    * cancelled) is refused with the reason, and changes nothing; of concurrent reports on one lease, one
-   * lands. With `namespace`, reports on tasks of runs in other namespaces are refused too.
+   * lands. Returns one verdict per report, in order: of two reports on one task in a batch, the one whose
+   * attempt and token landed is accepted, the other refused. With `namespace`, reports on tasks of runs in
+   * other namespaces are refused too.
    */
   finishTasks(reports: readonly TaskReport[], namespace?: string): Promise<ReportVerdict[]>;
   /** Says why reports on these tasks would be refused, from the tasks as they are now. */
