@@ -28,21 +28,22 @@ export interface HumanTaskRecord {
   readonly createdAt: Date;
 }
 
-/** A human task row to insert, written with the attempt it belongs to. */
-export interface NewHumanTaskRow {
-  readonly runId: string;
-  readonly taskId: string;
-  readonly namespace: string;
-  readonly definition: string;
-  readonly nodeId: string;
-  readonly iteration: string;
-  readonly attempt: number;
-  readonly title: string;
-  readonly description: string | null;
-  readonly assignees: readonly string[];
-  readonly form: JsonObject | null;
-  readonly deadlineAt: Date | null;
-}
+/** A human task row to insert, written with the attempt it belongs to: what the inbox shows of it. */
+export type NewHumanTaskRow = Pick<
+  HumanTaskRecord,
+  | 'runId'
+  | 'taskId'
+  | 'namespace'
+  | 'definition'
+  | 'nodeId'
+  | 'iteration'
+  | 'attempt'
+  | 'title'
+  | 'description'
+  | 'assignees'
+  | 'form'
+  | 'deadlineAt'
+>;
 
 /** A filter for the inbox. */
 export interface InboxFilter {

@@ -1,4 +1,4 @@
-import type { ScheduleSpec } from '@weft/engine';
+import type { NewHumanTaskRow, ScheduleSpec } from '@weft/engine';
 import { describe, expect, it } from 'vitest';
 import {
   deploy,
@@ -84,39 +84,46 @@ export function scheduleTests(fixture: () => Fixture): void {
     });
   });
 
+  /** A run whose human node's attempt is running, with its open inbox row. */
+  async function openHumanTask(shown: Pick<NewHumanTaskRow, 'title' | 'description' | 'assignees' | 'form'>) {
+    const { store } = fixture();
+    const ns = freshNamespace();
+    const def = await deploy(store, ns);
+    const runId = await insertRun(store, def);
+    const task = await queueTask(store, runId, ns, { copies: 0 });
+    await store.transaction(async (tx) => {
+      await tx.lockRuns([runId], 'wait');
+      await tx.write(
+        writes({
+          taskUpdates: [
+            { runId, nodeId: 'a', iteration: '', attempt: 1, expect: 'queued', status: 'running' },
+          ],
+          humanTasks: [
+            {
+              ...shown,
+              runId,
+              taskId: task.taskId,
+              namespace: ns,
+              definition: def.name,
+              nodeId: 'a',
+              iteration: '',
+              attempt: 1,
+              deadlineAt: null,
+            },
+          ],
+        }),
+      );
+    });
+    return { store, ns, runId, task };
+  }
+
   describe('human tasks', () => {
     it('one of several concurrent claims wins; the answer completes the attempt', async () => {
-      const { store } = fixture();
-      const ns = freshNamespace();
-      const def = await deploy(store, ns);
-      const runId = await insertRun(store, def);
-      // The attempt of a human node runs while its inbox row is open.
-      const task = await queueTask(store, runId, ns, { copies: 0 });
-      await store.transaction(async (tx) => {
-        await tx.lockRuns([runId], 'wait');
-        await tx.write(
-          writes({
-            taskUpdates: [
-              { runId, nodeId: 'a', iteration: '', attempt: 1, expect: 'queued', status: 'running' },
-            ],
-            humanTasks: [
-              {
-                runId,
-                taskId: task.taskId,
-                namespace: ns,
-                definition: def.name,
-                nodeId: 'a',
-                iteration: '',
-                attempt: 1,
-                title: 'Approve',
-                description: null,
-                assignees: ['ann', 'bob'],
-                form: null,
-                deadlineAt: null,
-              },
-            ],
-          }),
-        );
+      const { store, ns, runId, task } = await openHumanTask({
+        title: 'Approve',
+        description: null,
+        assignees: ['ann', 'bob'],
+        form: null,
       });
       expect(
         (await store.listHumanTasks({ namespace: ns, assignee: 'ann', limit: 10 })).map((h) => h.taskId),
@@ -154,36 +161,11 @@ export function scheduleTests(fixture: () => Fixture): void {
     });
 
     it('a task whose attempt ended without an answer leaves the open inbox and is tidied as cancelled', async () => {
-      const { store } = fixture();
-      const ns = freshNamespace();
-      const def = await deploy(store, ns);
-      const runId = await insertRun(store, def);
-      const task = await queueTask(store, runId, ns, { copies: 0 });
-      await store.transaction(async (tx) => {
-        await tx.lockRuns([runId], 'wait');
-        await tx.write(
-          writes({
-            taskUpdates: [
-              { runId, nodeId: 'a', iteration: '', attempt: 1, expect: 'queued', status: 'running' },
-            ],
-            humanTasks: [
-              {
-                runId,
-                taskId: task.taskId,
-                namespace: ns,
-                definition: def.name,
-                nodeId: 'a',
-                iteration: '',
-                attempt: 1,
-                title: 'Look',
-                description: 'at it',
-                assignees: [],
-                form: { type: 'object' },
-                deadlineAt: null,
-              },
-            ],
-          }),
-        );
+      const { store, ns, runId, task } = await openHumanTask({
+        title: 'Look',
+        description: 'at it',
+        assignees: [],
+        form: { type: 'object' },
       });
       expect(
         (await store.listHumanTasks({ namespace: ns, assignee: 'anyone', limit: 10 })).map((h) => h.title),
