@@ -74,11 +74,58 @@ describe.each(STORES)('engine on the %s store', (kind) => {
       return got.length ? got : undefined;
     });
     expect(d).toMatchObject({ nodeId: 'd', input: { b: 'B', c: 'C' } });
-    await h.engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(d!, 'D')] });
+    // The last report asks for more work: the run has none left to give.
+    const { leased } = await h.engine.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports: [completed(d!, 'D')],
+      next: { taskTypes: ['work'], max: 5 },
+    });
+    expect(leased).toEqual([]);
     expect(await h.engine.runs.get(run.id)).toMatchObject({ status: 'completed', output: { d: 'D' } });
     const history = await h.store.readHistory(run.id, 0, 100);
     expect(history.map((e) => e.seq)).toEqual(history.map((_, i) => i + 1));
     expect(history.at(-1)?.type).toBe('run.completed');
+  });
+
+  it('hands the next task straight to the reporting worker when it asks', async () => {
+    await h.engine.definitions.deploy(
+      'default',
+      'name: pair\nnodes:\n  - { id: x, task_type: eager }\n  - { id: y, task_type: eager }\nedges:\n  - { from: x, to: y }\n',
+    );
+    const run = await h.engine.runs.start({ namespace: 'default', definition: 'pair', input: {} });
+    const [x] = await lease(h.engine, ['eager']);
+    const { verdicts, leased } = await h.engine.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports: [completed(x!, 1)],
+      next: { taskTypes: ['eager'], max: 1 },
+    });
+    expect(verdicts[0]!.accepted).toBe(true);
+    expect(leased.map((t) => [t.nodeId, t.runId])).toEqual([['y', run.id]]);
+    expect(await lease(h.engine, ['eager'])).toEqual([]);
+    await h.engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(leased[0]!, 2)] });
+    expect((await h.engine.runs.get(run.id)).status).toBe('completed');
+  });
+
+  it('a report sent twice in one request is applied once', async () => {
+    await h.engine.definitions.deploy(
+      'default',
+      'name: twice\nnodes:\n  - { id: x, task_type: twice.x }\n  - { id: y, task_type: twice.y }\nedges:\n  - { from: x, to: y }\n',
+    );
+    const run = await h.engine.runs.start({ namespace: 'default', definition: 'twice', input: {} });
+    const [x] = await lease(h.engine, ['twice.x']);
+    const { verdicts, leased } = await h.engine.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports: [completed(x!, 1), completed(x!, 1)],
+      next: { taskTypes: ['twice.y'], max: 5 },
+    });
+    expect(verdicts.map((v) => v.accepted)).toEqual([true, true]);
+    expect(leased.map((t) => t.nodeId)).toEqual(['y']);
+    const history = await h.store.readHistory(run.id, 0, 100);
+    expect(history.filter((e) => e.type === 'task.completed').map((e) => e.nodeId)).toEqual(['x']);
+    await h.engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(leased[0]!)] });
   });
 
   it('retries a failed attempt after its backoff timer and fails the run when attempts run out', async () => {
