@@ -103,22 +103,19 @@ async function main(): Promise<void> {
     if (o.floor) {
       const dbUrl = await freshDatabase(baseUrl, `${o.dbName}_floor`);
       log('floor: measuring the minimal SQL per step (10-step chain, batched like Weft, no engine logic)');
-      const samples: number[] = [];
-      for (let i = 0; i < o.repeat; i++)
-        samples.push(
-          await measureFloor(dbUrl, size(500), o.workers * 2, Math.max(1, Math.floor(o.concurrency / 2))),
-        );
+      const samples = await measureFloor(dbUrl, {
+        runs: size(500),
+        loops: o.workers * 2,
+        batch: Math.max(1, Math.floor(o.concurrency / 2)),
+        rounds: o.repeat,
+      });
       floor = median(samples);
       if (o.few > 0 && chosen.includes('W2')) {
         // The same SQL with only a few runs in flight, one connection per worker process, as in the
         // "few" phase: the least a step's latency can be on this machine, with no HTTP and no engine.
         log(`floor: ${o.few} runs in flight over ${o.workers} connection(s)`);
         const batch = Math.max(1, Math.ceil(o.few / o.workers));
-        const rates: number[] = [];
-        for (let i = 0; i < 65; i++) {
-          const rate = await measureFloor(dbUrl, o.few, o.workers, batch);
-          if (i >= 5) rates.push(rate);
-        }
+        const rates = await measureFloor(dbUrl, { runs: o.few, loops: o.workers, batch, rounds: 60 });
         floorFewMs = (o.few / median(rates)) * 1000;
       }
     }
