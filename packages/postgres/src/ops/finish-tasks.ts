@@ -11,7 +11,9 @@ import { jsonText } from '../db.js';
  * `attempt + 0` and `coalesce(status, '')` are the same tests, written so the planner cannot use them to
  * pick an index: left plain, it reads the partial index of running tasks (whose estimate is small and
  * stale) or the identity index by (run, attempt), and joins every running task of those runs against the
- * batch. Written this way, each report is one primary-key lookup.
+ * batch. Written this way, each report is one primary-key lookup. The namespace is checked by a scalar
+ * subquery, evaluated per report: an `EXISTS` there may be planned as a hash of every run of the
+ * namespace, built on each report (test: "the statements of a step read the rows of their own runs").
  */
 export async function finishTasks(
   sql: Db,
@@ -32,7 +34,7 @@ export async function finishTasks(
      WHERE t.run_id = r.run_id AND t.id = r.id AND t.attempt + 0 = r.attempt AND t.lease_token = r.token
        AND coalesce(t.status, '') = 'running' AND (t.deadline_at IS NULL OR t.deadline_at > now())
        AND (${namespace ?? null}::text IS NULL
-            OR EXISTS (SELECT 1 FROM weft.runs n WHERE n.id = t.run_id AND n.namespace = ${namespace ?? null}::text))
+            OR (SELECT n.namespace FROM weft.runs n WHERE n.id = t.run_id) = ${namespace ?? null}::text)
     RETURNING t.id, t.node_id, t.iteration, t.attempt, t.lease_token::text`.execute();
   // By attempt and token, not task alone: of two reports on one task in a batch (a stale lease's and the
   // current one's), only the one that landed is accepted (conformance test: "in one batch, a stale report

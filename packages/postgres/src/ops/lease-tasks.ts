@@ -135,11 +135,11 @@ export async function renewLeases(
        SET lease_expires_at = least(now() + ${leaseMs}::int * interval '1 millisecond', coalesce(t.deadline_at, 'infinity'))
       FROM unnest(${tasks.map((t) => t.runId)}::uuid[], ${tasks.map((t) => t.taskId)}::uuid[],
                   ${tasks.map((t) => t.attempt)}::int[], ${tasks.map((t) => t.leaseToken)}::uuid[]) AS k(run_id, id, attempt, token)
-     -- Primary-key lookups only (see finishTasks for why the tests are written this way).
+     -- Primary-key lookups only, namespace included (see finishTasks for why the tests are written so).
      WHERE t.run_id = k.run_id AND t.id = k.id AND t.attempt + 0 = k.attempt AND t.lease_token = k.token
        AND coalesce(t.status, '') = 'running'
        AND (${namespace ?? null}::text IS NULL
-            OR EXISTS (SELECT 1 FROM weft.runs r WHERE r.id = t.run_id AND r.namespace = ${namespace ?? null}::text))
+            OR (SELECT r.namespace FROM weft.runs r WHERE r.id = t.run_id) = ${namespace ?? null}::text)
     RETURNING t.id`.execute();
   return rows.map((r) => r.id);
 }

@@ -17,6 +17,9 @@ export const RUN_COLUMNS = `r.id, r.namespace, r.definition_id::text, r.definiti
  * start owns the key). And a run over its namespace's quota of running runs: the count is taken by this
  * statement, whose snapshot is taken after `lockQuotas` (sent just before it, in the same pipeline) holds
  * the namespace's quota lock. Namespaces without a quota row are not counted.
+ *
+ * The key is checked by a scalar subquery, one lookup per run: an `EXISTS` there may be planned as a hash
+ * of the whole key table (test: "the statements of a step read the rows of their own runs").
  */
 export async function insertRuns(sql: Db, runs: readonly NewRun[]): Promise<LockedRun[]> {
   if (runs.length === 0) return [];
@@ -29,7 +32,7 @@ export async function insertRuns(sql: Db, runs: readonly NewRun[]): Promise<Lock
     ), keyed AS (
       SELECT n.* FROM n
        WHERE n.key IS NULL
-          OR EXISTS (SELECT 1 FROM weft.idempotency_keys k WHERE k.namespace = n.namespace AND k.key = n.key AND k.run_id = n.id)
+          OR (SELECT k.run_id FROM weft.idempotency_keys k WHERE k.namespace = n.namespace AND k.key = n.key) = n.id
     ), room AS (
       SELECT l.namespace, l.max - (SELECT count(*) FROM weft.runs r
                                     WHERE r.namespace = l.namespace AND r.status IN ('running', 'paused', 'compensating')) AS free

@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { emptyWriteSet, type TaskReport } from '@weft/engine';
+import { PgStore } from '@weft/postgres';
+import { createTestDatabase, type TestDatabase } from '@weft/testing';
+import type { Sql } from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// The statements of a step (report, decision reads, a poll, lease renewal, stopping a run, an outbox
+// row tied to a task, an idempotent start) look rows up by key: they read the rows of the runs they act
+// on, however many other runs, tasks and keys the tables hold. That has to hold on tables PostgreSQL has
+// no statistics for yet (a new deployment, or a table that grew faster than autovacuum's ANALYZE), where
+// the planner guesses selectivities, and on analysed tables. Rows read are counted by PostgreSQL itself
+// (pg_stat_get_xact_tuples_returned, tables and their indexes).
+
+const RUNS = 2000;
+const TASKS_PER_RUN = 5;
+/** Generous for a handful of key lookups; the table-wide scans this guards against read thousands. */
+const MOST = 60;
+
+let db: TestDatabase;
+let store: PgStore;
+let definitionId: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  store = new PgStore(db.pool(2));
+  // No ANALYZE behind the test's back: the first half checks the planner's guesses, the second statistics.
+  for (const table of ['runs', 'tasks', 'idempotency_keys', 'outbox'])
+    await db.sql.unsafe(`ALTER TABLE weft.${table} SET (autovacuum_enabled = false)`);
+  const [def] = await db.sql<{ id: string }[]>`
+    INSERT INTO weft.definitions (namespace, name, version, hash, source, definition)
+    VALUES ('default', 'reach', 1, 'h', '', '{}') RETURNING id::text`;
+  definitionId = def!.id;
+  // Finished runs, each with finished attempts and an idempotency key: the bulk a step must not read.
+  await db.sql`
+    WITH r AS (
+      INSERT INTO weft.runs (id, namespace, definition_id, definition_name, definition_version, status, input)
+      SELECT gen_random_uuid(), 'default', ${definitionId}::bigint, 'reach', 1, 'completed', '{}'
+        FROM generate_series(1, ${RUNS}::int) RETURNING id
+    ), k AS (
+      INSERT INTO weft.idempotency_keys (namespace, key, run_id, definition_name)
+      SELECT 'default', 'key-' || r.id, r.id, 'reach' FROM r
+    )
+    INSERT INTO weft.tasks (run_id, id, node_id, attempt, status, task_type)
+    SELECT r.id, gen_random_uuid(), 'n' || i, 1, 'completed', 'reach' FROM r, generate_series(1, ${TASKS_PER_RUN}::int) i`;
+});
+afterAll(async () => {
+  await store?.close();
+  await db?.drop();
+});
+
+/** A running run with one running attempt (leased) and one waiting, as a step finds it. */
+async function liveRun(): Promise<{ runId: string; taskId: string; token: string }> {
+  const runId = randomUUID();
+  const taskId = randomUUID();
+  const token = randomUUID();
+  await db.sql`
+    INSERT INTO weft.runs (id, namespace, definition_id, definition_name, definition_version, status, input)
+    VALUES (${runId}::uuid, 'default', ${definitionId}::bigint, 'reach', 1, 'running', '{}')`;
+  await db.sql`
+    INSERT INTO weft.tasks (run_id, id, node_id, attempt, status, task_type, worker, lease_token, lease_expires_at)
+    VALUES (${runId}::uuid, ${taskId}::uuid, 'a', 1, 'running', 'reach', 'w', ${token}::uuid, now() + interval '1 minute'),
+           (${runId}::uuid, gen_random_uuid(), 'b', 1, 'waiting', NULL, NULL, NULL, NULL)`;
+  return { runId, taskId, token };
+}
+
+/**
+ * Rows each of Weft's tables (with its indexes) has returned on this connection and not yet reported to
+ * the statistics system. That includes the current transaction; on some versions earlier transactions of
+ * the connection too, so a step's reads are the difference between two readings inside its transaction.
+ */
+async function rowsRead(sql: Sql): Promise<Record<string, number>> {
+  const rows = await sql<{ rel: string; n: number }[]>`
+    SELECT coalesce(i.indrelid, c.oid)::regclass::text AS rel,
+           sum(pg_stat_get_xact_tuples_returned(c.oid))::int AS n
+      FROM pg_class c
+      JOIN pg_namespace s ON s.oid = c.relnamespace
+      LEFT JOIN pg_index i ON i.indexrelid = c.oid
+     WHERE s.nspname = 'weft' AND c.relkind IN ('r', 'i')
+     GROUP BY 1`;
+  return Object.fromEntries(rows.map((r) => [r.rel, r.n]));
+}
+
+/** Runs the statements of one step on a live run, in one transaction, and returns the rows each table gave. */
+async function oneStep(): Promise<Record<string, number>> {
+  const { runId, taskId, token } = await liveRun();
+  const report: TaskReport = {
+    runId,
+    taskId,
+    attempt: 1,
+    leaseToken: token,
+    outcome: { kind: 'completed', output: null },
+  };
+  let read: Record<string, number> = {};
+  await store.runInTransaction(async ({ tx, handle }) => {
+    const before = await rowsRead(handle as Sql);
+    await tx.lockRuns([runId], 'wait');
+    await tx.claimDecisions([runId]);
+    await tx.readInbox([runId]);
+    await tx.loadTasks([{ runId, nodeId: 'b', iteration: '' }]);
+    await tx.queuedPriorities('default', ['reach']);
+    await tx.leaseTasks({
+      namespace: 'default',
+      taskTypes: ['reach'],
+      max: 10,
+      worker: 'w',
+      leaseMs: 60_000,
+    });
+    await tx.renewLeases([{ runId, taskId, attempt: 1, leaseToken: token }], 60_000, 'default');
+    const [verdict] = await tx.finishTasks([report], 'default');
+    expect(verdict?.accepted).toBe(true);
+    const keyed = randomUUID();
+    await tx.claimIdempotencyKeys([
+      { namespace: 'default', key: `key-${keyed}`, runId: keyed, definitionName: 'reach' },
+    ]);
+    const started = await tx.insertRuns([
+      {
+        id: keyed,
+        namespace: 'default',
+        definitionId,
+        definitionName: 'reach',
+        definitionVersion: 1,
+        input: {},
+        idempotencyKey: `key-${keyed}`,
+      },
+    ]);
+    expect(started).toHaveLength(1);
+    await tx.write(
+      {
+        ...emptyWriteSet(),
+        outbox: [
+          {
+            runId,
+            namespace: 'default',
+            taskId,
+            destination: 'reach',
+            messageId: `m-${taskId}`,
+            payload: { kind: 'wake_run', runId, reason: 'reach' },
+          },
+        ],
+        stopChildren: [{ runId, reason: 'done', mode: 'cancel' }],
+        cancelOpenWork: [{ runId, reason: 'done', mode: 'cancel' }],
+      },
+      { commit: false },
+    );
+    const after = await rowsRead(handle as Sql);
+    read = Object.fromEntries(Object.entries(after).map(([rel, n]) => [rel, n - (before[rel] ?? 0)]));
+  });
+  return read;
+}
+
+/** Tables that gave more rows than a step's own. */
+const overReach = (read: Record<string, number>) => Object.entries(read).filter(([, n]) => n > MOST);
+
+describe('the statements of a step read the rows of their own runs', () => {
+  it('on tables without statistics', async () => {
+    const read = await oneStep();
+    // The count works: the step's own rows are read.
+    expect(read['weft.runs']).toBeGreaterThan(0);
+    expect(read['weft.tasks']).toBeGreaterThan(0);
+    expect(overReach(read)).toEqual([]);
+  });
+
+  it('on analysed tables', async () => {
+    await db.sql`ANALYZE weft.runs, weft.tasks, weft.idempotency_keys, weft.outbox`;
+    const read = await oneStep();
+    expect(read['weft.tasks']).toBeGreaterThan(0);
+    expect(overReach(read)).toEqual([]);
+  });
+});
