@@ -18,20 +18,27 @@ const TASKS_PER_RUN = 5;
 const MOST = 60;
 
 let db: TestDatabase;
-let store: PgStore;
+/** One connection: the statements it prepares while the tables are empty are the ones measured later. */
+let young: PgStore;
+/** A connection opened once the tables are full, so it plans its statements on them. */
+let grown: PgStore;
 let definitionId: string;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  store = new PgStore(db.pool(2));
-  // No ANALYZE behind the test's back: the first half checks the planner's guesses, the second statistics.
+  young = new PgStore(db.pool(1));
+  grown = new PgStore(db.pool(1));
+  // No ANALYZE behind the tests' back: the first two check the planner's guesses, the last statistics.
   for (const table of ['runs', 'tasks', 'idempotency_keys', 'outbox'])
     await db.sql.unsafe(`ALTER TABLE weft.${table} SET (autovacuum_enabled = false)`);
   const [def] = await db.sql<{ id: string }[]>`
     INSERT INTO weft.definitions (namespace, name, version, hash, source, definition)
     VALUES ('default', 'reach', 1, 'h', '', '{}') RETURNING id::text`;
   definitionId = def!.id;
-  // Finished runs, each with finished attempts and an idempotency key: the bulk a step must not read.
+});
+
+/** Finished runs, each with finished attempts and an idempotency key: the bulk a step must not read. */
+async function fillTables(): Promise<void> {
   await db.sql`
     WITH r AS (
       INSERT INTO weft.runs (id, namespace, definition_id, definition_name, definition_version, status, input)
@@ -43,9 +50,10 @@ beforeAll(async () => {
     )
     INSERT INTO weft.tasks (run_id, id, node_id, attempt, status, task_type)
     SELECT r.id, gen_random_uuid(), 'n' || i, 1, 'completed', 'reach' FROM r, generate_series(1, ${TASKS_PER_RUN}::int) i`;
-});
+}
 afterAll(async () => {
-  await store?.close();
+  await young?.close();
+  await grown?.close();
   await db?.drop();
 });
 
@@ -81,8 +89,11 @@ async function rowsRead(sql: Sql): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.rel, r.n]));
 }
 
-/** Runs the statements of one step on a live run, in one transaction, and returns the rows each table gave. */
-async function oneStep(): Promise<Record<string, number>> {
+/**
+ * Runs the statements of one step on a live run, in one transaction, and returns the rows each table gave.
+ * `cancel` includes cancelling the run's open attempts.
+ */
+async function oneStep(store: PgStore, cancel = true): Promise<Record<string, number>> {
   const { runId, taskId, token } = await liveRun();
   const report: TaskReport = {
     runId,
@@ -139,7 +150,7 @@ async function oneStep(): Promise<Record<string, number>> {
           },
         ],
         stopChildren: [{ runId, reason: 'done', mode: 'cancel' }],
-        cancelOpenWork: [{ runId, reason: 'done', mode: 'cancel' }],
+        cancelOpenWork: cancel ? [{ runId, reason: 'done', mode: 'cancel' }] : [],
       },
       { commit: false },
     );
@@ -153,18 +164,32 @@ async function oneStep(): Promise<Record<string, number>> {
 const overReach = (read: Record<string, number>) => Object.entries(read).filter(([, n]) => n > MOST);
 
 describe('the statements of a step read the rows of their own runs', () => {
-  it('on tables without statistics', async () => {
-    const read = await oneStep();
+  // Weft's connections keep generic plans, made on first use: a plan made on a young table stays until
+  // the table is analysed (autovacuum does it once a table has grown by a tenth). On a table that was
+  // empty when it was planned, cancelling a run's open attempts scans the task table until then: an
+  // UPDATE's own table is always a candidate for a scan, which looks free on an empty table.
+  it('on tables that were empty when the statements were planned', async () => {
+    await oneStep(young, false);
+    await fillTables();
+    const read = await oneStep(young, false);
     // The count works: the step's own rows are read.
     expect(read['weft.runs']).toBeGreaterThan(0);
     expect(read['weft.tasks']).toBeGreaterThan(0);
     expect(overReach(read)).toEqual([]);
   });
 
-  it('on analysed tables', async () => {
-    await db.sql`ANALYZE weft.runs, weft.tasks, weft.idempotency_keys, weft.outbox`;
-    const read = await oneStep();
+  it('on full tables without statistics', async () => {
+    const read = await oneStep(grown);
     expect(read['weft.tasks']).toBeGreaterThan(0);
     expect(overReach(read)).toEqual([]);
+  });
+
+  it('on analysed tables', async () => {
+    await db.sql`ANALYZE weft.runs, weft.tasks, weft.idempotency_keys, weft.outbox`;
+    for (const store of [young, grown]) {
+      const read = await oneStep(store);
+      expect(read['weft.tasks']).toBeGreaterThan(0);
+      expect(overReach(read)).toEqual([]);
+    }
   });
 });

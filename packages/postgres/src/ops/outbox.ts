@@ -18,6 +18,8 @@ const COLUMNS = `run_id, id::text, namespace, task_id, destination, message_id, 
  * only if that task row exists: the statement runs after the pass's task inserts on the same connection,
  * so an insert absorbed as a duplicate takes its effects with it (no second child start, no second
  * message for one attempt).
+ * The task is looked up by a scalar subquery, one key lookup per row: an `EXISTS` there may be planned
+ * as a hash of the whole task table (test: "the statements of a step read the rows of their own runs").
  */
 export async function insertOutbox(sql: Db, rows: readonly OutboxWrite[]): Promise<void> {
   if (rows.length === 0) return;
@@ -30,7 +32,7 @@ export async function insertOutbox(sql: Db, rows: readonly OutboxWrite[]): Promi
                   ${rows.map((r) => JSON.stringify(r.payload))}::text[])
         AS o(run_id, namespace, task_id, destination, kind, message_id, payload)
      WHERE o.task_id IS NULL
-        OR EXISTS (SELECT 1 FROM weft.tasks t WHERE t.run_id = o.run_id AND t.id = o.task_id)`.execute();
+        OR (SELECT t.id FROM weft.tasks t WHERE t.run_id = o.run_id AND t.id = o.task_id) IS NOT NULL`.execute();
 }
 
 /**

@@ -160,8 +160,10 @@ export async function stopChildren(
       FROM unnest(${runs.map((r) => r.runId)}::uuid[], ${runs.map((r) => r.reason)}::text[],
                   ${runs.map((r) => r.mode)}::text[]) AS k(run_id, reason, mode)
       JOIN weft.runs r ON r.id = k.run_id
-      JOIN weft.tasks t ON t.run_id = k.run_id
-     WHERE t.child_run_id IS NOT NULL AND t.status IN ('waiting', 'queued', 'running')`.execute();
+      -- Run by run, as in cancelOpenWork.
+      CROSS JOIN LATERAL (SELECT s.run_id, s.child_run_id FROM weft.tasks s
+                           WHERE s.run_id = k.run_id AND s.child_run_id IS NOT NULL
+                             AND s.status IN ('waiting', 'queued', 'running') OFFSET 0) t`.execute();
 }
 
 /** Every attempt of a run, in creation order, for the API. */
