@@ -57,10 +57,14 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** A running run with one running attempt (leased) and one waiting, as a step finds it. */
+/**
+ * A running run as a step finds it: one running attempt (leased), one waiting and one queued for a worker
+ * (the step's poll leases it).
+ */
 async function liveRun(): Promise<{ runId: string; taskId: string; token: string }> {
   const runId = randomUUID();
   const taskId = randomUUID();
+  const queuedId = randomUUID();
   const token = randomUUID();
   await db.sql`
     INSERT INTO weft.runs (id, namespace, definition_id, definition_name, definition_version, status, input)
@@ -68,7 +72,11 @@ async function liveRun(): Promise<{ runId: string; taskId: string; token: string
   await db.sql`
     INSERT INTO weft.tasks (run_id, id, node_id, attempt, status, task_type, worker, lease_token, lease_expires_at)
     VALUES (${runId}::uuid, ${taskId}::uuid, 'a', 1, 'running', 'reach', 'w', ${token}::uuid, now() + interval '1 minute'),
-           (${runId}::uuid, gen_random_uuid(), 'b', 1, 'waiting', NULL, NULL, NULL, NULL)`;
+           (${runId}::uuid, gen_random_uuid(), 'b', 1, 'waiting', NULL, NULL, NULL, NULL),
+           (${runId}::uuid, ${queuedId}::uuid, 'c', 1, 'queued', 'reach', NULL, NULL, NULL)`;
+  await db.sql`
+    INSERT INTO weft.queue (task_id, run_id, namespace, task_type)
+    VALUES (${queuedId}::uuid, ${runId}::uuid, 'default', 'reach')`;
   return { runId, taskId, token };
 }
 
@@ -110,13 +118,14 @@ async function oneStep(store: PgStore, cancel = true): Promise<Record<string, nu
     await tx.readInbox([runId]);
     await tx.loadTasks([{ runId, nodeId: 'b', iteration: '' }]);
     await tx.queuedPriorities('default', ['reach']);
-    await tx.leaseTasks({
+    const leased = await tx.leaseTasks({
       namespace: 'default',
       taskTypes: ['reach'],
       max: 10,
       worker: 'w',
       leaseMs: 60_000,
     });
+    expect(leased.tasks.map((t) => t.runId)).toEqual([runId]);
     await tx.renewLeases([{ runId, taskId, attempt: 1, leaseToken: token }], 60_000, 'default');
     const [verdict] = await tx.finishTasks([report], 'default');
     expect(verdict?.accepted).toBe(true);

@@ -154,7 +154,9 @@ export async function leaseGated(
          SET ${leaseSet(sql, request)}
         FROM picked p
        WHERE t.run_id = p.run_id AND t.id = p.task_id AND t.status = 'queued'
-         AND NOT EXISTS (SELECT 1 FROM weft.runs r WHERE r.id = t.run_id AND r.status = 'paused')
+         -- A scalar subquery, one key lookup per task (an anti-join may scan every run: test "the
+         -- statements of a step read the rows of their own runs").
+         AND (SELECT r.status FROM weft.runs r WHERE r.id = t.run_id) IS DISTINCT FROM 'paused'
       RETURNING ${leasedColumns(sql)}
     ), taken AS (
       INSERT INTO weft.holds (gate, run_id, task_id, attempt, amount)
