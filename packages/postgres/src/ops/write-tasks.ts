@@ -154,13 +154,13 @@ export async function stopChildren(
   if (runs.length === 0) return;
   await sql`
     INSERT INTO weft.outbox (run_id, namespace, destination, kind, message_id, payload)
-    SELECT t.run_id, r.namespace, ${RUNS_DESTINATION}, 'cancel_run', k.mode || ':' || t.child_run_id,
+    SELECT t.run_id, (SELECT r.namespace FROM weft.runs r WHERE r.id = k.run_id), ${RUNS_DESTINATION},
+           'cancel_run', k.mode || ':' || t.child_run_id,
            jsonb_build_object('kind', 'cancel_run', 'runId', t.child_run_id, 'by', 'parent run ' || t.run_id,
                               'reason', k.reason, 'mode', k.mode)
       FROM unnest(${runs.map((r) => r.runId)}::uuid[], ${runs.map((r) => r.reason)}::text[],
                   ${runs.map((r) => r.mode)}::text[]) AS k(run_id, reason, mode)
-      JOIN weft.runs r ON r.id = k.run_id
-      -- Run by run, as in cancelOpenWork.
+      -- Run by run, as in cancelOpenWork; the run's namespace by key.
       CROSS JOIN LATERAL (SELECT s.run_id, s.child_run_id FROM weft.tasks s
                            WHERE s.run_id = k.run_id AND s.child_run_id IS NOT NULL
                              AND s.status IN ('waiting', 'queued', 'running') OFFSET 0) t`.execute();
