@@ -85,7 +85,12 @@ export async function lockRuns(sql: Db, ids: readonly string[], mode: 'wait' | '
   return rows.map((r) => ({ ...r, lastSeq: byRun.get(r.id) ?? 0 }));
 }
 
-/** Applies status, output, error and counter changes to runs the caller has locked. */
+/**
+ * Applies status, output, error and counter changes to runs the caller has locked. Each row is found by
+ * its key and updated by the version found (its ctid), which the caller's lock keeps current: joined
+ * plainly, a plan made while the table was small scans every run (test: "the statements of a step read
+ * the rows of their own runs").
+ */
 export async function updateRuns(sql: Db, rows: readonly RunUpdateRow[]): Promise<void> {
   if (rows.length === 0) return;
   await sql`
@@ -103,7 +108,8 @@ export async function updateRuns(sql: Db, rows: readonly RunUpdateRow[]): Promis
                 ${bools(rows.map((r) => r.reopened ?? false))}::text[]::bool[],
                 ${rows.map((r) => (r.vars ? JSON.stringify(r.vars) : null))}::text[])
          AS u(run_id, status, set_output, output, set_error, error, sinks_delta, finished, reopened, vars)
-    WHERE r.id = u.run_id`.execute();
+         CROSS JOIN LATERAL (SELECT l.ctid AS tid FROM weft.runs l WHERE l.id = u.run_id FOR UPDATE) x
+    WHERE r.ctid = x.tid`.execute();
 }
 
 /** One run, or null. */

@@ -117,22 +117,20 @@ export async function cancelOpenWork(
   const ids = runs.map((r) => r.runId);
   // The statements are sent before any is awaited: within a write set, everything goes out in one
   // pipeline ahead of the COMMIT.
-  // The open attempts are found run by run (OFFSET 0 keeps each lookup a scan of one run's rows) and then
-  // updated by primary key: on a table without statistics, the planner otherwise guesses that few rows are
-  // open and scans the whole table (test: "the statements of a step read the rows of their own runs"). The
-  // status test on `t` is rechecked on the newest row version, so an attempt that finished meanwhile stays
-  // finished.
+  // Each run's open attempts are found and locked by a key lookup, then updated by the row version that
+  // lookup locked (their ctid): joined plainly, a plan made while the table was small scans every task
+  // (test: "the statements of a step read the rows of their own runs"). FOR UPDATE waits for a concurrent
+  // change and rechecks the status on the newest version, so an attempt that finished meanwhile stays
+  // finished; once locked, the version cannot change before the UPDATE reaches it.
   const tasks = sql`
-    WITH open AS MATERIALIZED (
-      SELECT o.run_id, o.id, c.reason
-        FROM unnest(${ids}::uuid[], ${runs.map((r) => r.reason)}::text[]) AS c(run_id, reason)
-        CROSS JOIN LATERAL (SELECT s.run_id, s.id FROM weft.tasks s
-                             WHERE s.run_id = c.run_id AND s.status IN ('waiting', 'queued', 'running') OFFSET 0) o
-    )
     UPDATE weft.tasks t SET status = 'cancelled', finished_at = now(),
-           error = jsonb_build_object('reason', 'cancelled', 'retryable', false, 'message', open.reason)
-      FROM open
-     WHERE t.run_id = open.run_id AND t.id = open.id AND t.status IN ('waiting', 'queued', 'running')`.execute();
+           error = jsonb_build_object('reason', 'cancelled', 'retryable', false, 'message', o.reason)
+      FROM (SELECT x.tid, c.reason
+              FROM unnest(${ids}::uuid[], ${runs.map((r) => r.reason)}::text[]) AS c(run_id, reason)
+              CROSS JOIN LATERAL (SELECT s.ctid AS tid FROM weft.tasks s
+                                   WHERE s.run_id = c.run_id AND s.status IN ('waiting', 'queued', 'running')
+                                     FOR UPDATE) x) o
+     WHERE t.ctid = o.tid`.execute();
   const timers =
     sql`DELETE FROM weft.timers t USING unnest(${ids}::uuid[]) AS k(id) WHERE t.run_id = k.id`.execute();
   // Signals kept for a run that has ended are of no more use, and its waiters wait no more.
