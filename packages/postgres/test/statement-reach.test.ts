@@ -29,7 +29,7 @@ beforeAll(async () => {
   young = new PgStore(db.pool(1));
   grown = new PgStore(db.pool(1));
   // No ANALYZE behind the tests' back: the first two check the planner's guesses, the last statistics.
-  for (const table of ['runs', 'tasks', 'idempotency_keys', 'outbox'])
+  for (const table of ['runs', 'tasks', 'idempotency_keys', 'outbox', 'queue'])
     await db.sql.unsafe(`ALTER TABLE weft.${table} SET (autovacuum_enabled = false)`);
   const [def] = await db.sql<{ id: string }[]>`
     INSERT INTO weft.definitions (namespace, name, version, hash, source, definition)
@@ -37,8 +37,11 @@ beforeAll(async () => {
   definitionId = def!.id;
 });
 
-/** Finished runs, each with finished attempts and an idempotency key: the bulk a step must not read. */
-async function fillTables(runs: number): Promise<void> {
+/**
+ * Finished runs, each with finished attempts and an idempotency key, and a backlog of queued work of
+ * another task type: the bulk a step must not read.
+ */
+async function fillTables(runs: number, backlog = runs): Promise<void> {
   await db.sql`
     WITH r AS (
       INSERT INTO weft.runs (id, namespace, definition_id, definition_name, definition_version, status, input)
@@ -47,6 +50,9 @@ async function fillTables(runs: number): Promise<void> {
     ), k AS (
       INSERT INTO weft.idempotency_keys (namespace, key, run_id, definition_name)
       SELECT 'default', 'key-' || r.id, r.id, 'reach' FROM r
+    ), q AS (
+      INSERT INTO weft.queue (task_id, run_id, namespace, task_type)
+      SELECT gen_random_uuid(), r.id, 'default', 'backlog' FROM r LIMIT ${backlog}::int
     )
     INSERT INTO weft.tasks (run_id, id, node_id, attempt, status, task_type)
     SELECT r.id, gen_random_uuid(), 'n' || i, 1, 'completed', 'reach' FROM r, generate_series(1, ${TASKS_PER_RUN}::int) i`;
@@ -199,7 +205,7 @@ describe('the statements of a step read the rows of their own runs', () => {
   });
 
   it('on analysed tables', async () => {
-    await db.sql`ANALYZE weft.runs, weft.tasks, weft.idempotency_keys, weft.outbox`;
+    await db.sql`ANALYZE weft.runs, weft.tasks, weft.idempotency_keys, weft.outbox, weft.queue`;
     for (const store of [young, grown]) {
       const read = await oneStep(store);
       expect(read['weft.tasks']).toBeGreaterThan(0);

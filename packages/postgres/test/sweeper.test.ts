@@ -72,7 +72,8 @@ describe('stuck-run sweeper', () => {
     expect(h.engine.sweeper.stats.repaired).toBe(1);
     const history = await h.store.readHistory(run.id, 0, 100);
     expect(history.find((e) => e.type === 'run.repaired')).toMatchObject({ data: { by: 'sweeper' } });
-    const [b] = await lease(h.engine, ['sw.b']);
+    // The first test left an older sw.b task queued; leases come oldest first.
+    const b = (await lease(h.engine, ['sw.b'])).find((t) => t.runId === run.id);
     expect(b).toMatchObject({ runId: run.id, input: { got: { n: 7 } } });
     await h.engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(b!)] });
     const finished = await eventually(async () => {

@@ -76,27 +76,38 @@ export async function leaseTasks(
         : alias === 'g'
           ? sql`g.namespace = ${request.namespace}`
           : sql`w.namespace = ${request.namespace}`;
-  const cappedRows = any
-    ? sql`(g.namespace, g.task_type) IN (SELECT namespace, name FROM capped)`
-    : sql`g.task_type = ANY(ARRAY(SELECT name FROM capped))`;
   const [row] = await sql<{ taken: number; tasks: LeasedJson[]; gated: boolean; nextAt: Date | null }[]>`
     WITH capped AS (
       SELECT l.namespace, l.name FROM weft.limits l
        WHERE ${inNs('l')} AND l.kind = 'concurrency' AND l.name = ANY(${types}::text[])
     ), gated AS (
-      SELECT EXISTS (SELECT 1 FROM weft.queue g
-                      WHERE ${inNs('g')} AND g.task_type = ANY(${types}::text[])
-                        AND g.gates IS NOT NULL AND g.available_at <= now())
-          OR EXISTS (SELECT 1 FROM weft.queue g
-                      WHERE ${inNs('g')} AND ${cappedRows}
-                        AND g.gates IS NULL AND g.available_at <= now()) AS waiting
+      -- Every read of the queue here goes type by type, from the head of that type's index range (see
+      -- picked).
+      SELECT EXISTS (SELECT 1 FROM unnest(${types}::text[]) AS ty(t)
+                      CROSS JOIN LATERAL (SELECT 1 FROM weft.queue g
+                                           WHERE ${inNs('g')} AND g.task_type = ty.t
+                                             AND g.gates IS NOT NULL AND g.available_at <= now() LIMIT 1) x)
+          OR EXISTS (SELECT 1 FROM capped c
+                      CROSS JOIN LATERAL (SELECT 1 FROM weft.queue g
+                                           WHERE g.namespace = c.namespace AND g.task_type = c.name
+                                             AND g.gates IS NULL AND g.available_at <= now() LIMIT 1) x) AS waiting
     ), picked AS (
+      -- Type by type, each read from the head of its own index range, and the rows deleted by the
+      -- versions locked (ctid): tested as one list, or joined to the table, the planner may read every
+      -- queued row of the namespace, whatever its type, on each poll (test: "the statements of a step
+      -- read the rows of their own runs"). A type may lock up to \`max\` rows that another type's higher
+      -- priorities then leave; they stay queued for the next poll.
       DELETE FROM weft.queue q
-       WHERE q.id IN (SELECT w.id FROM weft.queue w
-                       WHERE ${inNs('w')} AND w.task_type = ANY(${types}::text[])
-                         AND w.gates IS NULL AND w.available_at <= now() AND NOT (SELECT waiting FROM gated)
-                       ORDER BY w.priority DESC, w.id LIMIT ${request.max}::int FOR UPDATE SKIP LOCKED)
-      RETURNING q.task_id, q.run_id
+       WHERE q.ctid = ANY(ARRAY(
+               SELECT w.tid FROM unnest(${types}::text[]) AS ty(t)
+                CROSS JOIN LATERAL (SELECT w.ctid AS tid, w.id, w.priority FROM weft.queue w
+                                     WHERE ${inNs('w')} AND w.task_type = ty.t
+                                       AND w.gates IS NULL AND w.available_at <= now()
+                                       AND NOT (SELECT waiting FROM gated)
+                                     ORDER BY w.priority DESC, w.id LIMIT ${request.max}::int
+                                       FOR UPDATE SKIP LOCKED) w
+                ORDER BY w.priority DESC, w.id LIMIT ${request.max}::int))
+      RETURNING q.task_id, q.run_id, q.priority, q.id
     ), leased AS (
       UPDATE weft.tasks t
          SET ${leaseSet(sql, request)}
@@ -109,15 +120,16 @@ export async function leaseTasks(
     )
     SELECT (SELECT count(*)::int FROM picked) AS taken, (SELECT waiting FROM gated) AS gated,
            -- When a task held back by a rate limit becomes available (only rows under limits are held back).
-           (SELECT min(g.available_at) FROM weft.queue g
-             WHERE ${inNs('g')} AND g.task_type = ANY(${types}::text[])
-               AND g.gates IS NOT NULL AND g.available_at > now()) AS next_at,
+           (SELECT min(x.at) FROM unnest(${types}::text[]) AS ty(t)
+             CROSS JOIN LATERAL (SELECT min(g.available_at) AS at FROM weft.queue g
+                                  WHERE ${inNs('g')} AND g.task_type = ty.t
+                                    AND g.gates IS NOT NULL AND g.available_at > now()) x) AS next_at,
            coalesce((SELECT json_agg(json_build_object(
               'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
-              'definition_name', r.definition_name))
-             FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
+              'definition_name', r.definition_name) ORDER BY p.priority DESC, p.id)
+             FROM leased l JOIN picked p ON p.task_id = l.id JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
   return { tasks: row!.tasks.map(fromJson), taken: row!.taken, gated: row!.gated, nextAt: row!.nextAt };
 }
 
