@@ -23,6 +23,8 @@ let young: PgStore;
 /** A connection opened once the tables are full, so it plans its statements on them. */
 let grown: PgStore;
 let definitionId: string;
+/** The run of the latest step. */
+let lastRun = '';
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -69,6 +71,7 @@ afterAll(async () => {
  */
 async function liveRun(): Promise<{ runId: string; taskId: string; token: string }> {
   const runId = randomUUID();
+  lastRun = runId;
   const taskId = randomUUID();
   const queuedId = randomUUID();
   const token = randomUUID();
@@ -204,6 +207,21 @@ describe('the statements of a step read the rows of their own runs', () => {
     expect(overReach(read)).toEqual([]);
   });
 
+  it('with a concurrency limit on the task type, whose poll takes the gated path', async () => {
+    await db.sql`INSERT INTO weft.limits (namespace, kind, name, max) VALUES ('default', 'concurrency', 'reach', 100)`;
+    try {
+      for (const store of [young, grown]) {
+        const read = await oneStep(store);
+        // The lease went through the gate: it recorded the slot it took.
+        const [held] = await db.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM weft.holds WHERE run_id = ${lastRun}::uuid`;
+        expect(held!.n).toBe(1);
+        expect(overReach(read)).toEqual([]);
+      }
+    } finally {
+      await db.sql`DELETE FROM weft.limits WHERE namespace = 'default' AND name = 'reach'`;
+    }
+  });
   it('on analysed tables', async () => {
     await db.sql`ANALYZE weft.runs, weft.tasks, weft.idempotency_keys, weft.outbox, weft.queue`;
     for (const store of [young, grown]) {
