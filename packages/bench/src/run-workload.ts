@@ -343,11 +343,12 @@ async function engineMetrics(url: string): Promise<{ events: number; reads: numb
 }
 
 /**
- * Counters that are exact at any moment: the next transaction id (one per committed or aborted transaction
- * that wrote, read without taking one) and the WAL insert position. pg_stat_database and pg_stat_wal lag: a
- * backend publishes its counters when it goes idle, at most once a second, so the last second of a burst
- * can stay unpublished while the server keeps its connections open (they undercounted WAL by about 15%).
- * Read-only transactions take no transaction id and flush no WAL, so they are not counted.
+ * Counters that are exact at any moment: the next transaction id (one per committed or aborted
+ * transaction that wrote, read without taking one) and the WAL insert position. pg_stat_database and
+ * pg_stat_wal lag: a backend publishes its counters when it goes idle, at most once a second, so the last
+ * second of a burst can stay unpublished while the server keeps its connections open (they undercounted
+ * WAL by about 15%). Read-only transactions take no transaction id and flush no WAL, so they are not
+ * counted.
  */
 async function pgStats(admin: postgres.Sql): Promise<{ commits: number; walBytes: number }> {
   const [row] = await admin<{ xid: string; wal: string }[]>`
