@@ -4,6 +4,7 @@ import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import type { Sql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { plantDefinition, plantRun } from './planted.js';
 
 // The statements of a step (report, decision reads, a poll, lease renewal, stopping a run, an outbox
 // row tied to a task, an idempotent start) look rows up by key: they read the rows of the runs they act
@@ -23,8 +24,6 @@ let young: PgStore;
 /** A connection opened once the tables are full, so it plans its statements on them. */
 let grown: PgStore;
 let definitionId: string;
-/** The run of the latest step. */
-let lastRun = '';
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -33,10 +32,7 @@ beforeAll(async () => {
   // No ANALYZE behind the tests' back: the first two check the planner's guesses, the last statistics.
   for (const table of ['runs', 'tasks', 'idempotency_keys', 'outbox', 'queue'])
     await db.sql.unsafe(`ALTER TABLE weft.${table} SET (autovacuum_enabled = false)`);
-  const [def] = await db.sql<{ id: string }[]>`
-    INSERT INTO weft.definitions (namespace, name, version, hash, source, definition)
-    VALUES ('default', 'reach', 1, 'h', '', '{}') RETURNING id::text`;
-  definitionId = def!.id;
+  definitionId = await plantDefinition(db.sql, 'reach');
 });
 
 /**
@@ -66,27 +62,19 @@ afterAll(async () => {
 });
 
 /**
- * A running run as a step finds it: one running attempt (leased), one waiting and one queued for a worker
- * (the step's poll leases it).
+ * A running run as a step finds it: one running attempt (leased), one waiting, and one queued for a
+ * worker (the step's poll leases it).
  */
 async function liveRun(): Promise<{ runId: string; taskId: string; token: string }> {
-  const runId = randomUUID();
-  lastRun = runId;
-  const taskId = randomUUID();
+  const run = await plantRun(db.sql, { id: definitionId, name: 'reach' }, 'reach');
   const queuedId = randomUUID();
-  const token = randomUUID();
   await db.sql`
-    INSERT INTO weft.runs (id, namespace, definition_id, definition_name, definition_version, status, input)
-    VALUES (${runId}::uuid, 'default', ${definitionId}::bigint, 'reach', 1, 'running', '{}')`;
-  await db.sql`
-    INSERT INTO weft.tasks (run_id, id, node_id, attempt, status, task_type, worker, lease_token, lease_expires_at)
-    VALUES (${runId}::uuid, ${taskId}::uuid, 'a', 1, 'running', 'reach', 'w', ${token}::uuid, now() + interval '1 minute'),
-           (${runId}::uuid, gen_random_uuid(), 'b', 1, 'waiting', NULL, NULL, NULL, NULL),
-           (${runId}::uuid, ${queuedId}::uuid, 'c', 1, 'queued', 'reach', NULL, NULL, NULL)`;
+    INSERT INTO weft.tasks (run_id, id, node_id, attempt, status, task_type)
+    VALUES (${run.runId}::uuid, ${queuedId}::uuid, 'c', 1, 'queued', 'reach')`;
   await db.sql`
     INSERT INTO weft.queue (task_id, run_id, namespace, task_type)
-    VALUES (${queuedId}::uuid, ${runId}::uuid, 'default', 'reach')`;
-  return { runId, taskId, token };
+    VALUES (${queuedId}::uuid, ${run.runId}::uuid, 'default', 'reach')`;
+  return run;
 }
 
 /**
@@ -108,9 +96,9 @@ async function rowsRead(sql: Sql): Promise<Record<string, number>> {
 
 /**
  * Runs the statements of one step on a live run, and of the run's end, in one transaction, and returns the
- * rows each table gave.
+ * rows each table gave, with the run.
  */
-async function oneStep(store: PgStore): Promise<Record<string, number>> {
+async function oneStep(store: PgStore): Promise<{ read: Record<string, number>; runId: string }> {
   const { runId, taskId, token } = await liveRun();
   const report: TaskReport = {
     runId,
@@ -181,7 +169,7 @@ async function oneStep(store: PgStore): Promise<Record<string, number>> {
              (SELECT count(*)::int FROM weft.tasks WHERE run_id = ${runId}::uuid AND status = 'cancelled') AS cancelled`;
     expect(ended).toEqual({ run: 'completed', cancelled: 2 });
   });
-  return read;
+  return { read, runId };
 }
 
 /** Tables that gave more rows than a step's own. */
@@ -194,7 +182,7 @@ describe('the statements of a step read the rows of their own runs', () => {
     await fillTables(RUNS / 5);
     await oneStep(young);
     await fillTables(RUNS);
-    const read = await oneStep(young);
+    const { read } = await oneStep(young);
     // The count works: the step's own rows are read.
     expect(read['weft.runs']).toBeGreaterThan(0);
     expect(read['weft.tasks']).toBeGreaterThan(0);
@@ -202,7 +190,7 @@ describe('the statements of a step read the rows of their own runs', () => {
   });
 
   it('on full tables without statistics', async () => {
-    const read = await oneStep(grown);
+    const { read } = await oneStep(grown);
     expect(read['weft.tasks']).toBeGreaterThan(0);
     expect(overReach(read)).toEqual([]);
   });
@@ -211,10 +199,10 @@ describe('the statements of a step read the rows of their own runs', () => {
     await db.sql`INSERT INTO weft.limits (namespace, kind, name, max) VALUES ('default', 'concurrency', 'reach', 100)`;
     try {
       for (const store of [young, grown]) {
-        const read = await oneStep(store);
+        const { read, runId } = await oneStep(store);
         // The lease went through the gate: it recorded the slot it took.
         const [held] = await db.sql<{ n: number }[]>`
-          SELECT count(*)::int AS n FROM weft.holds WHERE run_id = ${lastRun}::uuid`;
+          SELECT count(*)::int AS n FROM weft.holds WHERE run_id = ${runId}::uuid`;
         expect(held!.n).toBe(1);
         expect(overReach(read)).toEqual([]);
       }
@@ -225,7 +213,7 @@ describe('the statements of a step read the rows of their own runs', () => {
   it('on analysed tables', async () => {
     await db.sql`ANALYZE weft.runs, weft.tasks, weft.idempotency_keys, weft.outbox, weft.queue`;
     for (const store of [young, grown]) {
-      const read = await oneStep(store);
+      const { read } = await oneStep(store);
       expect(read['weft.tasks']).toBeGreaterThan(0);
       expect(overReach(read)).toEqual([]);
     }

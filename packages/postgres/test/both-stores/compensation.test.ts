@@ -1,20 +1,10 @@
 import type { Json } from '@weft/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually, failed, lease } from '../helpers.js';
+import { BOOKING } from './booking.js';
 import { STORES, type StoreHarness, storeHarness } from './stores.js';
 
 // Saga compensation behaves the same on every store Weft ships.
-
-const BOOKING = `
-name: booking
-nodes:
-  - { id: flight, task_type: book, compensate: { task_type: unbook, input: { ref: nodes.flight.output.ref } } }
-  - { id: hotel, task_type: book, compensate: { task_type: unbook } }
-  - { id: pay, task_type: pay, retry: { max_attempts: 1 } }
-edges:
-  - { from: flight, to: hotel }
-  - { from: hotel, to: pay }
-`;
 
 describe.each(STORES)('compensation on the %s store', (kind) => {
   let h: StoreHarness;

@@ -1,22 +1,12 @@
 import { decideRound, emptyWriteSet, type TaskUpdateRow, type WriteSet } from '@weft/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually, failed, lease } from '../helpers.js';
+import { BOOKING } from './booking.js';
 import { STORES, type StoreHarness, storeHarness } from './stores.js';
 
 // The stuck-run sweeper looks at compensating runs too: their compensations are ordinary tasks, so a
 // lost report or a lost wake-up strands them like a running run. Planted losses are written through the
 // store's own interface, so the same test runs on every store Weft ships.
-
-const BOOKING = `
-name: booking
-nodes:
-  - { id: flight, task_type: book, compensate: { task_type: unbook, input: { ref: nodes.flight.output.ref } } }
-  - { id: hotel, task_type: book, compensate: { task_type: unbook } }
-  - { id: pay, task_type: pay, retry: { max_attempts: 1 } }
-edges:
-  - { from: flight, to: hotel }
-  - { from: hotel, to: pay }
-`;
 
 const writes = (parts: Partial<WriteSet>): WriteSet => ({ ...emptyWriteSet(), ...parts });
 

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { emptyWriteSet } from '@weft/engine';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { plantDefinition, plantRun } from '../planted.js';
 
 // Seed 001, invariant 7: a finished attempt stays finished. Cancelling a run's open attempts (a run's end,
 // a cancel, a terminate) reads which attempts are open from its snapshot; a worker's report may complete
@@ -19,10 +19,7 @@ beforeAll(async () => {
   // Separate pools: the report and the cancel are concurrent transactions on their own connections.
   worker = new PgStore(db.pool(1));
   canceller = new PgStore(db.pool(1));
-  const [def] = await db.sql<{ id: string }[]>`
-    INSERT INTO weft.definitions (namespace, name, version, hash, source, definition)
-    VALUES ('default', 'race', 1, 'h', '', '{}') RETURNING id::text`;
-  definitionId = def!.id;
+  definitionId = await plantDefinition(db.sql, 'race');
 });
 afterAll(async () => {
   await worker?.close();
@@ -44,16 +41,7 @@ async function someoneWaitsForALock(): Promise<void> {
 
 describe('a cancel and a report on the same attempt', () => {
   it('leave the attempt completed when the report commits while the cancel waits for it', async () => {
-    const runId = randomUUID();
-    const taskId = randomUUID();
-    const token = randomUUID();
-    await db.sql`
-      INSERT INTO weft.runs (id, namespace, definition_id, definition_name, definition_version, status, input)
-      VALUES (${runId}::uuid, 'default', ${definitionId}::bigint, 'race', 1, 'running', '{}')`;
-    await db.sql`
-      INSERT INTO weft.tasks (run_id, id, node_id, attempt, status, task_type, worker, lease_token, lease_expires_at)
-      VALUES (${runId}::uuid, ${taskId}::uuid, 'a', 1, 'running', 'race', 'w', ${token}::uuid, now() + interval '1 minute'),
-             (${runId}::uuid, gen_random_uuid(), 'b', 1, 'waiting', NULL, NULL, NULL, NULL)`;
+    const { runId, taskId, token } = await plantRun(db.sql, { id: definitionId, name: 'race' }, 'race');
 
     let cancelling: Promise<unknown> | undefined;
     await worker.runInTransaction(async ({ tx }) => {

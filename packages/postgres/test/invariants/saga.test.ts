@@ -61,6 +61,21 @@ const poll = (engine: Engine, types: string[], max = 20, waitMs = 0) =>
 const report = (engine: Engine, reports: Parameters<Engine['tasks']['report']>[0]['reports']) =>
   engine.tasks.report({ namespace: 'default', worker: 'w', reports });
 
+/** Starts a saga run, completes its first step, and leases the branches it opens (the steps and boom). */
+async function startToBranches() {
+  const run = await engines[0]!.runs.start({ namespace: 'default', definition: 'saga', input: {} });
+  const [start] = await eventually(async () => {
+    const got = await poll(engines[1]!, ['saga.step'], 1);
+    return got.length > 0 ? got : undefined;
+  });
+  await report(engines[1]!, [completed(start!, null)]);
+  const branches = await eventually(async () => {
+    const got = await poll(engines[1]!, ['saga.step', 'saga.boom'], 20);
+    return got.length === STEPS.length + 1 ? got : undefined;
+  });
+  return { run, branches };
+}
+
 /** Runs compensations one lease at a time until the run ends; returns the steps in the order undone. */
 async function compensate(runId: string): Promise<string[]> {
   const undone: string[] = [];
@@ -149,16 +164,7 @@ describe('saga compensation on PostgreSQL', () => {
     // failure, while the run is compensating.
     let late = 0;
     for (let round = 0; round < 4; round++) {
-      const run = await engines[0]!.runs.start({ namespace: 'default', definition: 'saga', input: {} });
-      const [start] = await eventually(async () => {
-        const got = await poll(engines[1]!, ['saga.step'], 1);
-        return got.length > 0 ? got : undefined;
-      });
-      await report(engines[1]!, [completed(start!, null)]);
-      const branches = await eventually(async () => {
-        const got = await poll(engines[1]!, ['saga.step', 'saga.boom'], 20);
-        return got.length === STEPS.length + 1 ? got : undefined;
-      });
+      const { run, branches } = await startToBranches();
       const step = branches.find((t) => t.nodeId === 's1')!;
       const boom = branches.find((t) => t.nodeId === 'boom')!;
       let calls = 0;
@@ -203,16 +209,7 @@ describe('saga compensation on PostgreSQL', () => {
   });
 
   it('a crash right after the failing commit loses nothing: another engine runs the compensations', async () => {
-    const run = await engines[0]!.runs.start({ namespace: 'default', definition: 'saga', input: {} });
-    const [start] = await eventually(async () => {
-      const got = await poll(engines[1]!, ['saga.step'], 1);
-      return got.length > 0 ? got : undefined;
-    });
-    await report(engines[1]!, [completed(start!, null)]);
-    const branches = await eventually(async () => {
-      const got = await poll(engines[1]!, ['saga.step', 'saga.boom'], 20);
-      return got.length === STEPS.length + 1 ? got : undefined;
-    });
+    const { run, branches } = await startToBranches();
     const steps = branches.filter((t) => t.nodeId !== 'boom');
     await report(engines[1]!, [completed(steps[0]!, 1), completed(steps[1]!, 2)]);
     // The engine that reports the failure dies right after its commit: no wake-up leaves it, and nothing
