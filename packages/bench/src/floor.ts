@@ -19,7 +19,7 @@ export async function measureFloor(
   const sql = connect(databaseUrl, { max: loops, applicationName: 'weft-bench-floor' });
   const store = new PgStore(sql);
   try {
-    await floorRound(sql, store, Math.max(loops, 2 * loops), loops, 1); // warm-up: opens every connection
+    await floorRound(sql, store, 2 * loops, loops, 1); // warm-up: opens every connection
     const rates: number[] = [];
     for (let i = 0; i < options.rounds; i++)
       rates.push(await floorRound(sql, store, options.runs, loops, options.batch));
