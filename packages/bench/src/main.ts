@@ -29,6 +29,12 @@ const program = new Command('bench')
     Number,
     0.3,
   )
+  .option(
+    '--rate <steps/s>',
+    'latency phase at a fixed load, the same on every machine: start runs so that this many steps a second arrive (0 skips it)',
+    Number,
+    1000,
+  )
   .option('--few <n>', 'latency phase for W2: keep only this many runs in flight (0 skips it)', Number, 10)
   .option('--no-floor', 'skip measuring the SQL floor');
 
@@ -45,6 +51,7 @@ const o = program.opts<{
   dbName: string;
   floor: boolean;
   pacedShare: number;
+  rate: number;
   few: number;
 }>();
 
@@ -88,6 +95,7 @@ async function main(): Promise<void> {
             workers: o.workers,
             concurrency: o.concurrency,
             pacedShare: o.pacedShare,
+            fixedStepsPerSec: o.rate,
             fewRuns: id === 'W2' ? o.few : 0,
             progress: (line) => log(`${label}: ${line}`),
           });
@@ -166,6 +174,7 @@ function summarise(id: string, samples: Measurement[]): Measurement {
     runsPerSec: pick((s) => s.runsPerSec),
     burst: lat((s) => s.burst)!,
     paced: lat((s) => s.paced),
+    fixed: lat((s) => s.fixed),
     few: lat((s) => s.few),
     commitsPerStep: pick((s) => s.commitsPerStep),
     walBytesPerStep: pick((s) => s.walBytesPerStep),
@@ -226,6 +235,7 @@ function table(rows: Measurement[], floor: number | null, floorFewMs: number | n
       floor ? `${((r.stepsPerSec / floor) * 100).toFixed(0)}%` : '',
     ]);
     for (const [label, extra] of [
+      ['fixed', r.fixed],
       ['few', r.few],
       ['burst', r.burst],
     ] as const) {
@@ -255,8 +265,9 @@ function table(rows: Measurement[], floor: number | null, floorFewMs: number | n
     'Throughput, commits, WAL and CPU: every run started at once (burst). Latency: runs arriving at a steady',
   );
   out.push(
-    `rate (${Math.round(o.pacedShare * 100)}% of the burst rate); "few": only ${o.few} runs in flight; "burst": latency while all runs queue.`,
+    `rate (${Math.round(o.pacedShare * 100)}% of the burst rate); "fixed": arriving at ${o.rate} steps/s on any machine and version;`,
   );
+  out.push(`"few": only ${o.few} runs in flight; "burst": latency while all runs queue.`);
   out.push(
     'reads/event: node instances the server read per event decided; it stays flat as runs grow (W3: 102 tasks a run).',
   );
@@ -264,6 +275,7 @@ function table(rows: Measurement[], floor: number | null, floorFewMs: number | n
     c ? `${c.server.toFixed(2)}/${c.workers.toFixed(2)}/${c.postgres.toFixed(2)}` : '-';
   const phases = rows.flatMap((r) => [
     ...(r.paced ? [`${r.workload} paced ${cpuOf(r.paced.cpuPerStep)}`] : []),
+    ...(r.fixed ? [`${r.workload} fixed ${cpuOf(r.fixed.cpuPerStep)}`] : []),
     ...(r.few ? [`${r.workload} few ${cpuOf(r.few.cpuPerStep)}`] : []),
   ]);
   if (phases.length > 0)

@@ -33,8 +33,13 @@ export interface Measurement {
   readonly runsPerSec: number;
   /** Latency while every run was started at once (dominated by queueing: Little's law). */
   readonly burst: Latency;
-  /** Latency with runs arriving at a steady rate below capacity. */
+  /** Latency with runs arriving at a steady rate below capacity (a share of the burst's rate). */
   readonly paced: Latency | null;
+  /**
+   * Latency with runs arriving at a fixed number of steps a second, the same for every version and
+   * machine, so that latencies compare across them (the paced phase's rate moves with the throughput).
+   */
+  readonly fixed: Latency | null;
   /** Latency with only a few runs in flight (W2 only). */
   readonly few: Latency | null;
   readonly commitsPerStep: number;
@@ -56,6 +61,8 @@ export interface RunOptions {
   readonly concurrency: number;
   /** Share of the burst's run rate at which the paced phase starts runs (0 skips it). */
   readonly pacedShare: number;
+  /** Steps a second at which the fixed-rate phase starts runs (0 skips it). */
+  readonly fixedStepsPerSec: number;
   /** Runs kept in flight in the closed-loop phase (0 skips it). */
   readonly fewRuns: number;
   readonly progress: (line: string) => void;
@@ -70,6 +77,7 @@ const now = () => performance.timeOrigin + performance.now();
  * 1. burst: every run is started at once (the bulk start endpoint, 100 runs a request); this gives the
  *    throughput, the commits, WAL and CPU per step;
  * 2. paced: runs arrive at a steady rate, a share of the burst's rate; this gives latency under load;
+ *    then the same at a fixed number of steps a second, comparable across versions and machines;
  * 3. few (closed loop): a handful of runs at a time; latency with little else going on.
  * Latencies come from the workers' own clocks: a step's latency runs from the end of its last
  * predecessor's handler to the start of its own.
@@ -111,29 +119,39 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
     const wallMs = ended - started;
     const runsPerSec = workload.runs / (wallMs / 1000);
 
-    // 2. Paced: a steady arrival rate, below what the burst showed the system can take.
-    let paced: Latency | null = null;
-    if (o.pacedShare > 0) {
-      const rate = Math.max(1, runsPerSec * o.pacedShare);
+    // 2. Paced: a steady arrival rate, below what the burst showed the system can take; then a fixed one.
+    // Runs started one at a time take a path the burst's bulk starts do not (the single-start endpoint,
+    // its statements on each connection): a second of them goes first, unmeasured, so that the figures
+    // are of the steady state and not of compiling that path.
+    let warmedSingle = false;
+    const pacedPhase = async (rate: number, steps?: number): Promise<Latency> => {
+      const runs = `${rate.toFixed(0)} runs/s`;
+      const load = steps === undefined ? runs : `${steps} steps/s: ${runs}`;
       const count = Math.min(workload.runs, Math.max(20, Math.round(rate * 3)));
-      // Runs started one at a time take a path the burst's bulk starts do not (the single-start endpoint,
-      // its statements on each connection): a second of them first, unmeasured, so that the figures are
-      // of the steady state and not of compiling that path.
-      const warmPaced = Math.min(workload.runs, Math.max(10, Math.round(rate)));
-      await sink.await(await startPaced(client, definition, warmPaced, rate), workload.steps);
-      finished += warmPaced;
-      await waitFinished(o.admin, finished);
-      o.progress(`paced: ${count} runs at ${rate.toFixed(0)} runs/s`);
+      if (!warmedSingle) {
+        const warmPaced = Math.min(workload.runs, Math.max(10, Math.round(rate)));
+        await sink.await(await startPaced(client, definition, warmPaced, rate), workload.steps);
+        finished += warmPaced;
+        await waitFinished(o.admin, finished);
+        warmedSingle = true;
+      }
+      o.progress(`${steps === undefined ? 'paced' : `fixed ${steps} steps/s`}: ${count} runs at ${runs}`);
       const cpu = await cpuSnapshot(server.child.pid!, workers);
       const sent = await startPaced(client, definition, count, rate);
       const timed = await sink.await(sent, workload.steps);
-      paced = {
-        ...latency(workload, timed, sent, `${rate.toFixed(0)} runs/s`),
+      const result = {
+        ...latency(workload, timed, sent, load),
         cpuPerStep: cpuDelta(cpu, await cpuSnapshot(server.child.pid!, workers), timed.length),
       };
       finished += count;
       await waitFinished(o.admin, finished);
-    }
+      return result;
+    };
+    const paced = o.pacedShare > 0 ? await pacedPhase(Math.max(1, runsPerSec * o.pacedShare)) : null;
+    const fixed =
+      o.fixedStepsPerSec > 0
+        ? await pacedPhase(o.fixedStepsPerSec / workload.steps, o.fixedStepsPerSec)
+        : null;
 
     // 3. Few: a closed loop of a handful of runs, each replaced by a new one when it ends.
     let few: Latency | null = null;
@@ -170,6 +188,7 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
       runsPerSec,
       burst: latency(workload, timings, sentAt, 'burst'),
       paced,
+      fixed,
       few,
       commitsPerStep: (after.commits - before.commits) / timings.length,
       walBytesPerStep: (after.walBytes - before.walBytes) / timings.length,

@@ -31,6 +31,8 @@ describe('npm run bench', () => {
         '16',
         '--few',
         '2',
+        '--rate',
+        '200',
         '--out',
         out,
       ],
@@ -54,6 +56,10 @@ describe('npm run bench', () => {
       }
       expect(m.paced.stepP50).toBeGreaterThanOrEqual(0);
       expect(m.paced.cpuPerStep.server).toBeGreaterThan(0);
+      // The fixed-rate phase starts runs at the rate asked for, whatever the burst's throughput.
+      expect(m.fixed.load).toBe(`200 steps/s: ${(200 / (m.steps / 4)).toFixed(0)} runs/s`);
+      expect(m.fixed.stepP99).toBeGreaterThanOrEqual(m.fixed.stepP50);
+      expect(m.fixed.cpuPerStep.server).toBeGreaterThan(0);
       expect(m.burst.firstP50).toBeGreaterThan(0);
     }
     expect(results.medians[1].few.stepP99).toBeGreaterThanOrEqual(0);
