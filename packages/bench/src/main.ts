@@ -4,6 +4,7 @@ import { connect, freePort, startEmbedded } from '@weft/postgres';
 import { Command } from 'commander';
 import { measureFloor } from './floor.js';
 import { freshDatabase } from './fresh-database.js';
+import { measureProtocolFloor, type ProtocolFloor } from './protocol-floor.js';
 import { type CpuPerStep, type Latency, type Measurement, runWorkload } from './run-workload.js';
 import { median } from './stats.js';
 import { type Workload, w1, w2, w3 } from './workloads.js';
@@ -36,7 +37,7 @@ const program = new Command('bench')
     1000,
   )
   .option('--few <n>', 'latency phase for W2: keep only this many runs in flight (0 skips it)', Number, 10)
-  .option('--no-floor', 'skip measuring the SQL floor');
+  .option('--no-floor', 'skip measuring the floors (the SQL of a step alone; the protocol floor for W2)');
 
 program.parse();
 const o = program.opts<{
@@ -76,6 +77,8 @@ async function main(): Promise<void> {
   const results: Record<string, Measurement[]> = {};
   let floor: number | null = null;
   let floorFewMs: number | null = null;
+  let protocolFloor: ProtocolFloor | null = null;
+  const protocolSamples: ProtocolFloor[] = [];
   try {
     const version = await serverVersion(baseUrl);
     log(`PostgreSQL: ${version}`);
@@ -127,13 +130,46 @@ async function main(): Promise<void> {
         floorFewMs = (o.few / median(rates)) * 1000;
       }
     }
+    if (o.floor && chosen.includes('W2')) {
+      // W2's latency phases against a server with no engine: what the machine allows this process layout.
+      const w2Runs = results.W2!;
+      const pacedRunsPerSec = median(w2Runs.map((m) => m.runsPerSec)) * o.pacedShare;
+      for (let i = 0; i < o.repeat; i++) {
+        const dbUrl = await freshDatabase(baseUrl, `${o.dbName}_protocol`);
+        const admin = connect(dbUrl, { max: 1, applicationName: 'weft-bench' });
+        const label = `protocol floor (W2, no engine) ${i + 1}/${o.repeat}`;
+        try {
+          log(`${label}: running`);
+          protocolSamples.push(
+            await measureProtocolFloor(all.W2!(), {
+              databaseUrl: dbUrl,
+              admin,
+              port: await freePort(),
+              workers: o.workers,
+              concurrency: o.concurrency,
+              pacedRunsPerSec,
+              fixedStepsPerSec: o.rate,
+              fewRuns: o.few,
+              progress: (line) => log(`${label}: ${line}`),
+            }),
+          );
+        } finally {
+          await admin.end();
+        }
+      }
+      protocolFloor = {
+        paced: medianLatency(protocolSamples.map((p) => p.paced)),
+        fixed: medianLatency(protocolSamples.map((p) => p.fixed)),
+        few: medianLatency(protocolSamples.map((p) => p.few)),
+      };
+    }
     const rows = chosen.map((id) => summarise(id, results[id]!));
-    console.log(table(rows, floor, floorFewMs));
+    console.log(table(rows, floor, floorFewMs, protocolFloor));
     await mkdir(o.out, { recursive: true });
     const file = `${o.out}/bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
     await writeFile(
       file,
-      `${JSON.stringify({ at: new Date().toISOString(), postgres: version, options: o, floorStepsPerSec: floor, floorFewStepMs: floorFewMs, medians: rows, samples: results }, null, 2)}\n`,
+      `${JSON.stringify({ at: new Date().toISOString(), postgres: version, options: o, floorStepsPerSec: floor, floorFewStepMs: floorFewMs, protocolFloor, medians: rows, samples: results, protocolSamples }, null, 2)}\n`,
     );
     log(`results written to ${file}`);
     console.log(`results: ${file}`);
@@ -144,27 +180,7 @@ async function main(): Promise<void> {
 
 function summarise(id: string, samples: Measurement[]): Measurement {
   const pick = (f: (m: Measurement) => number) => median(samples.map(f));
-  const lat = (f: (m: Measurement) => Latency | null): Latency | null => {
-    const have = samples.map(f).filter((l): l is Latency => l !== null);
-    if (have.length === 0) return null;
-    const cpu = have.map((l) => l.cpuPerStep).filter((c): c is CpuPerStep => c !== undefined);
-    return {
-      stepP50: median(have.map((l) => l.stepP50)),
-      stepP99: median(have.map((l) => l.stepP99)),
-      firstP50: median(have.map((l) => l.firstP50)),
-      firstP99: median(have.map((l) => l.firstP99)),
-      load: have.length > 1 ? `${have[0]!.load} (median of rates)` : have[0]!.load,
-      ...(cpu.length > 0
-        ? {
-            cpuPerStep: {
-              server: median(cpu.map((c) => c.server)),
-              workers: median(cpu.map((c) => c.workers)),
-              postgres: median(cpu.map((c) => c.postgres)),
-            },
-          }
-        : {}),
-    };
-  };
+  const lat = (f: (m: Measurement) => Latency | null) => medianLatency(samples.map(f));
   return {
     workload: id,
     runs: samples[0]!.runs,
@@ -189,7 +205,35 @@ function summarise(id: string, samples: Measurement[]): Measurement {
   };
 }
 
-function table(rows: Measurement[], floor: number | null, floorFewMs: number | null): string {
+/** The median of each latency figure over a workload's samples (null when no sample has the phase). */
+function medianLatency(list: readonly (Latency | null)[]): Latency | null {
+  const have = list.filter((l): l is Latency => l !== null);
+  if (have.length === 0) return null;
+  const cpu = have.map((l) => l.cpuPerStep).filter((c): c is CpuPerStep => c !== undefined);
+  return {
+    stepP50: median(have.map((l) => l.stepP50)),
+    stepP99: median(have.map((l) => l.stepP99)),
+    firstP50: median(have.map((l) => l.firstP50)),
+    firstP99: median(have.map((l) => l.firstP99)),
+    load: have.length > 1 ? `${have[0]!.load} (median of rates)` : have[0]!.load,
+    ...(cpu.length > 0
+      ? {
+          cpuPerStep: {
+            server: median(cpu.map((c) => c.server)),
+            workers: median(cpu.map((c) => c.workers)),
+            postgres: median(cpu.map((c) => c.postgres)),
+          },
+        }
+      : {}),
+  };
+}
+
+function table(
+  rows: Measurement[],
+  floor: number | null,
+  floorFewMs: number | null,
+  protocol: ProtocolFloor | null,
+): string {
   const header = [
     'workload',
     'runs',
@@ -256,6 +300,23 @@ function table(rows: Measurement[], floor: number | null, floorFewMs: number | n
       ]);
     }
   }
+  for (const [label, extra] of [
+    ['paced', protocol?.paced],
+    ['fixed', protocol?.fixed],
+    ['few', protocol?.few],
+  ] as const) {
+    if (!extra) continue;
+    cells.push([
+      `W2 floor ${label}`,
+      ...Array.from({ length: 5 }, () => ''),
+      f2(extra.stepP50),
+      f2(extra.stepP99),
+      f2(extra.firstP50),
+      f2(extra.firstP99),
+      extra.load,
+      ...Array.from({ length: 7 }, () => ''),
+    ]);
+  }
   const width = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) =>
     c.map((x, i) => (i === 0 || i === 10 ? x.padEnd(width[i]!) : x.padStart(width[i]!))).join('  ');
@@ -278,8 +339,18 @@ function table(rows: Measurement[], floor: number | null, floorFewMs: number | n
     ...(r.fixed ? [`${r.workload} fixed ${cpuOf(r.fixed.cpuPerStep)}`] : []),
     ...(r.few ? [`${r.workload} few ${cpuOf(r.few.cpuPerStep)}`] : []),
   ]);
+  if (protocol)
+    phases.push(
+      ...(['paced', 'fixed', 'few'] as const).flatMap((k) =>
+        protocol[k] ? [`W2 floor ${k} ${cpuOf(protocol[k].cpuPerStep)}`] : [],
+      ),
+    );
   if (phases.length > 0)
     out.push(`CPU ms/step srv/wrk/pg in the latency phases (smaller batches): ${phases.join(', ')}.`);
+  if (protocol)
+    out.push(
+      '"W2 floor": the same worker processes, HTTP client and arrivals against a server with no engine (one fenced statement and commit a report): the latency this machine allows the process layout.',
+    );
   if (floor)
     out.push(
       `Floor: ${Math.round(floor)} steps/s, the SQL of a step alone, batched like Weft; "vs floor" is Weft's share of it.`,

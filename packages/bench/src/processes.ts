@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../cli/bin/weft.js', import.meta.url));
 const WORKER = fileURLToPath(new URL('./bench-worker.js', import.meta.url));
+const FLOOR_SERVER = fileURLToPath(new URL('./floor-server.js', import.meta.url));
 
 /** A Weft server child process. */
 export interface ServerProcess {
@@ -31,17 +32,34 @@ export async function startServer(databaseUrl: string, port: number): Promise<Se
       stdio: ['ignore', 'inherit', 'inherit'],
     },
   );
+  return answering(child, port, 'the server');
+}
+
+/** Starts the protocol floor's server (see floor-server.ts) and waits until it answers. */
+export async function startFloorServer(databaseUrl: string, port: number): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [FLOOR_SERVER], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port) },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  return answering(child, port, 'the protocol floor server');
+}
+
+/** Waits until a started HTTP process answers its health check. */
+async function answering(child: ChildProcess, port: number, what: string): Promise<ServerProcess> {
   const url = `http://127.0.0.1:${port}`;
   const until = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the server exited with code ${child.exitCode}`);
+    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
     try {
       const res = await fetch(`${url}/healthz`);
       if (res.ok) break;
     } catch {
       // not up yet
     }
-    if (Date.now() > until) throw new Error('the server did not start within 30 s');
+    if (Date.now() > until) {
+      child.kill('SIGKILL');
+      throw new Error(`${what} did not start within 30 s`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return { url, child, stop: () => stopChild(child, 'SIGTERM') };

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
-// Keeps the benchmark working: every workload at a tiny size, every phase, the floor, the JSON. Nothing
+// Keeps the benchmark working: every workload at a tiny size, every phase, both floors, the JSON. Nothing
 // here is timed; speed is for `npm run bench` to show.
 describe('npm run bench', () => {
   it('runs W1, W2 and W3 at a tiny size and writes every figure', async () => {
@@ -66,6 +66,16 @@ describe('npm run bench', () => {
     expect(results.medians[1].few.cpuPerStep.server).toBeGreaterThan(0);
     expect(results.floorStepsPerSec).toBeGreaterThan(0);
     expect(results.floorFewStepMs).toBeGreaterThan(0);
+    // The protocol floor: W2's latency phases against a server with no engine, at the same arrivals.
+    for (const phase of ['paced', 'fixed', 'few']) {
+      expect(results.protocolFloor[phase].stepP99).toBeGreaterThanOrEqual(
+        results.protocolFloor[phase].stepP50,
+      );
+      expect(results.protocolFloor[phase].firstP50).toBeGreaterThan(0);
+      expect(Number.isFinite(results.protocolFloor[phase].cpuPerStep.server)).toBe(true);
+    }
+    expect(results.protocolFloor.fixed.load).toBe(results.medians[1].fixed.load);
+    expect(stdout).toMatch(/W2 floor few/);
     expect(stdout).toMatch(/CPU ms\/step srv\/wrk\/pg in the latency phases/);
   }, 300_000);
 });
