@@ -54,6 +54,13 @@ export interface WorkerOptions {
   readonly redisUrl?: string;
 }
 
+/**
+ * What one request may carry, as the server's request schemas say: tasks asked for by a poll or a report,
+ * and reports or heartbeats sent together. A worker holding more asks and sends in pieces.
+ */
+const MAX_TASKS_ASKED = 500;
+const MAX_ITEMS_SENT = 1000;
+
 /** Counts since the worker started. */
 export interface WorkerStats {
   completed: number;
@@ -178,7 +185,7 @@ export class Worker {
     if (this.stopping || this.polling || this.reporting > 0 || this.pending.length > 0 || this.free <= 0)
       return;
     this.polling = true;
-    this.pollReserved = this.free;
+    this.pollReserved = Math.min(this.free, MAX_TASKS_ASKED);
     void this.poll(this.pollReserved);
   }
 
@@ -296,12 +303,14 @@ export class Worker {
     });
   }
 
-  /** Sends pending reports, a few requests at a time; reports finishing meanwhile go in the next batch. */
+  /**
+   * Sends pending reports, a few requests at a time and at most 1,000 reports a request; reports finishing
+   * meanwhile go in the next batch.
+   */
   private flush(): void {
     if (this.reporting >= this.maxReporting || this.pending.length === 0) return;
-    const batch = this.pending;
-    this.pending = [];
-    const want = this.stopping ? 0 : Math.max(0, this.free);
+    const batch = this.pending.splice(0, MAX_ITEMS_SENT);
+    const want = this.stopping ? 0 : Math.min(Math.max(0, this.free), MAX_TASKS_ASKED);
     this.reportReserved += want;
     this.reporting++;
     void (async () => {
@@ -334,6 +343,8 @@ export class Worker {
         this.checkIdle();
       }
     })();
+    // More than one request's worth: the rest goes now if another request may be in flight.
+    if (this.pending.length > 0) this.flush();
   }
 
   private setHeartbeat(ms: number): void {
@@ -344,27 +355,34 @@ export class Worker {
     this.heartbeatTimer.unref();
   }
 
-  /** Renews every held lease in one request; tasks whose lease is lost are aborted. */
+  /** Renews every held lease, up to 1,000 a request; tasks whose lease is lost are aborted. */
   private async heartbeat(): Promise<void> {
     const held = [...this.running.values()];
-    if (held.length === 0) return;
-    try {
-      const { lost } = await this.client.heartbeat(
-        this.name,
-        held.map(({ task }) => ({
-          run_id: task.run_id,
-          task_id: task.task_id,
-          attempt: task.attempt,
-          lease_token: task.lease_token,
-        })),
-      );
-      for (const id of lost) {
-        this.running.get(id)?.abort.abort(new Error('the lease on this task was lost'));
-        this.options.onProblem?.(`lease lost on task ${id}; its handler was signalled to stop`);
-      }
-    } catch (e) {
-      this.options.onProblem?.('heartbeat failed; will try again', e);
-    }
+    const pieces: Running[][] = [];
+    for (let from = 0; from < held.length; from += MAX_ITEMS_SENT)
+      pieces.push(held.slice(from, from + MAX_ITEMS_SENT));
+    // The pieces go at once: one after another, the last could be renewed after its leases ran out.
+    await Promise.all(
+      pieces.map(async (piece) => {
+        try {
+          const { lost } = await this.client.heartbeat(
+            this.name,
+            piece.map(({ task }) => ({
+              run_id: task.run_id,
+              task_id: task.task_id,
+              attempt: task.attempt,
+              lease_token: task.lease_token,
+            })),
+          );
+          for (const id of lost) {
+            this.running.get(id)?.abort.abort(new Error('the lease on this task was lost'));
+            this.options.onProblem?.(`lease lost on task ${id}; its handler was signalled to stop`);
+          }
+        } catch (e) {
+          this.options.onProblem?.('heartbeat failed; will try again', e);
+        }
+      }),
+    );
   }
 
   private checkIdle(): void {

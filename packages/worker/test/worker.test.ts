@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { TerminalError, Worker } from '@weft/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/helpers.js';
 
 let t: TestServer;
@@ -154,6 +154,64 @@ describe('worker SDK', () => {
     expect(aborted).toBe(true);
     expect(worker.stats.refused).toBe(1);
   });
+
+  it('holds more tasks than one request may carry: polls, reports and heartbeats go within the limits', async () => {
+    // The server takes at most 500 tasks asked for by a poll or a report and 1,000 reports or heartbeats
+    // a request. A worker running 1,050 tasks at once must ask, report and renew within those limits.
+    // A server of its own, with leases long enough for 1,050 tasks on a slow machine and frequent heartbeats.
+    const t = await startTestServer({ leaseMs: 20_000, heartbeatMs: 250 });
+    onTestFinished(() => t.close());
+    await t.call('POST', '/v1/definitions', 'name: sdk-wide\nnodes:\n  - { id: a, task_type: sdk.wide }\n');
+    const count = 1050;
+    const ids: string[] = [];
+    for (let left = count; left > 0; left -= 1000) {
+      const inputs = Array.from({ length: Math.min(1000, left) }, () => ({}));
+      const { body } = await t.call('POST', '/v1/runs/batch', { definition: 'sdk-wide', inputs });
+      ids.push(...body.items.map((i: { id: string }) => i.id));
+    }
+    const problems: string[] = [];
+    let running = 0;
+    let release: () => void = () => {};
+    const allRunning = new Promise<void>((r) => (release = r));
+    // One timer for all: every handler returns in the same turn, so all 1,050 reports wait to be sent.
+    const finished = allRunning.then(() => new Promise((r) => setTimeout(r, 600)));
+    const worker = new Worker({
+      url: t.url,
+      concurrency: 1100,
+      pollWaitMs: 200,
+      onProblem: (message) => problems.push(message),
+      handlers: {
+        'sdk.wide': async () => {
+          if (++running === count) release();
+          // Every task waits until all are running, so they finish together, after heartbeats of all.
+          await finished;
+          return 'done';
+        },
+      },
+    });
+    await worker.start();
+    try {
+      for (const end = Date.now() + 30_000; worker.stats.completed + worker.stats.refused < count; ) {
+        if (Date.now() > end) throw new Error(`only ${worker.stats.completed} of ${count} tasks completed`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      await worker.stop(1000);
+    }
+    expect(problems.slice(0, 3)).toEqual([]);
+    expect(problems).toHaveLength(0);
+    expect(worker.stats.completed).toBe(count);
+    expect(worker.stats.refused).toBe(0);
+    let completed = 0;
+    for (let cursor = ''; ; ) {
+      const page = await t.call('GET', `/v1/runs?definition=sdk-wide&status=completed&limit=500${cursor}`);
+      completed += page.body.items.length;
+      if (!page.body.next_cursor) break;
+      cursor = `&cursor=${encodeURIComponent(page.body.next_cursor)}`;
+    }
+    expect(completed).toBe(count);
+    expect(ids).toHaveLength(count);
+  }, 60_000);
 
   it('stops gracefully: no new polls, in-flight tasks finish and are reported', async () => {
     await t.call('POST', '/v1/definitions', 'name: sdk6\nnodes:\n  - { id: a, task_type: sdk.drain }\n');
