@@ -375,7 +375,11 @@ export class Worker {
             })),
           );
           for (const id of lost) {
-            this.running.get(id)?.abort.abort(new Error('the lease on this task was lost'));
+            // A task that finished while the heartbeat was on its way is no longer held: its report's
+            // verdict tells whether it counted.
+            const running = this.running.get(id);
+            if (!running) continue;
+            running.abort.abort(new Error('the lease on this task was lost'));
             this.options.onProblem?.(`lease lost on task ${id}; its handler was signalled to stop`);
           }
         } catch (e) {

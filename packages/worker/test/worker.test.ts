@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { TerminalError, Worker } from '@weft/worker';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -281,5 +283,71 @@ describe('worker SDK', () => {
     ]);
     expect(run.tasks[0].error).toMatchObject({ reason: 'lease_expired', retryable: true });
     expect(run.output).toEqual({ a: 'done on attempt 2' });
+  });
+});
+
+describe('worker SDK against a scripted server', () => {
+  it('a heartbeat answered "lost" for a task that finished meanwhile is not a lost lease', async () => {
+    // The heartbeat's answer is held back until the task's report has arrived, then names the task
+    // as lost (it is completed, no longer running): the report's verdict, not the heartbeat, tells.
+    const task = {
+      task_id: '00000000-0000-7000-8000-000000000001',
+      run_id: '00000000-0000-7000-8000-000000000002',
+      node_id: 'a',
+      iteration: '',
+      attempt: 1,
+      task_type: 'sdk.race',
+      definition: 'race',
+      input: null,
+      lease_token: '00000000-0000-4000-8000-000000000003',
+      lease_expires_at: new Date(Date.now() + 60_000).toISOString(),
+      deadline_at: null,
+    };
+    let given = false;
+    let reported: () => void = () => {};
+    const reportArrived = new Promise<void>((r) => (reported = r));
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', async () => {
+        const json = (value: unknown) => {
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify(value));
+        };
+        if (req.url === '/v1/tasks/dispatch') return json({ dispatcher: 'table' });
+        if (req.url === '/v1/tasks/poll') {
+          const tasks = given ? [] : [task];
+          given = true;
+          if (tasks.length === 0) await new Promise((r) => setTimeout(r, 100));
+          return json({ tasks, lease_ms: 60_000, heartbeat_ms: 50 });
+        }
+        if (req.url === '/v1/tasks/report') {
+          reported();
+          return json({ results: [{ task_id: task.task_id, accepted: true }], tasks: [] });
+        }
+        if (req.url === '/v1/tasks/heartbeat') {
+          await reportArrived;
+          return json({ held: [], lost: [task.task_id] });
+        }
+        res.statusCode = 404;
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
+    const problems: string[] = [];
+    const worker = new Worker({
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      pollWaitMs: 100,
+      onProblem: (message) => problems.push(message),
+      handlers: { 'sdk.race': () => new Promise((r) => setTimeout(() => r('done'), 150)) },
+    });
+    await worker.start();
+    await reportArrived;
+    // Long enough for the held heartbeat's answer to come back and be read.
+    await new Promise((r) => setTimeout(r, 200));
+    await worker.stop(1000);
+    expect(worker.stats.completed).toBe(1);
+    expect(problems).toEqual([]);
   });
 });
