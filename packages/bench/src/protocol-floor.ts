@@ -53,8 +53,8 @@ export async function measureProtocolFloor(
       workers,
       progress: o.progress,
     });
-    // The same warm-up as Weft's: a fifth of the runs at once.
-    await phases.warm(Math.min(Math.max(20, Math.round(workload.runs / 5)), workload.runs * 2));
+    // The same warm-up as Weft's.
+    await phases.warmUp();
     const paced = o.pacedRunsPerSec > 0 ? await phases.paced(o.pacedRunsPerSec) : null;
     const fixed =
       o.fixedStepsPerSec > 0

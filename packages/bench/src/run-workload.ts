@@ -93,7 +93,7 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
     });
 
     // Warm-up: enough runs that the hot paths are compiled before measuring.
-    await phases.warm(Math.min(Math.max(20, Math.round(workload.runs / 5)), workload.runs * 2));
+    await phases.warmUp();
 
     // 1. Burst.
     const before = await pgStats(o.admin);
