@@ -93,6 +93,10 @@ export class Worker {
   private reportReserved = 0;
   private readonly maxReporting: number;
   private stopping = false;
+  /** Set when stop has returned: nothing is sent any more. */
+  private closed = false;
+  /** Reports in requests on their way. */
+  private sending = 0;
   private readonly pollAbort = new AbortController();
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private heartbeatMs = 30_000;
@@ -157,20 +161,33 @@ export class Worker {
   /**
    * Stops gracefully: no new polls, in-flight tasks finish and their results are reported, then the
    * connection closes. After `timeoutMs` the handlers still running are aborted (their leases expire
-   * on the server and the tasks are retried elsewhere).
+   * on the server and the tasks are retried elsewhere). After twice `timeoutMs` it stops waiting for
+   * handlers that ignore their signal and for reports the server does not take, and says so to
+   * `onProblem`: those tasks are retried once their leases expire.
    */
   async stop(timeoutMs = 30_000): Promise<void> {
     this.stopping = true;
     this.pollAbort.abort();
-    const drained = new Promise<void>((resolve) => {
-      this.idle = resolve;
+    const drained = new Promise<'drained'>((resolve) => {
+      this.idle = () => resolve('drained');
       this.checkIdle();
     });
-    const timer = setTimeout(() => {
+    const abortTimer = setTimeout(() => {
       for (const r of this.running.values()) r.abort.abort();
     }, timeoutMs);
-    await drained;
-    clearTimeout(timer);
+    let giveUpTimer: NodeJS.Timeout | undefined;
+    const givenUp = new Promise<'given up'>((resolve) => {
+      giveUpTimer = setTimeout(() => resolve('given up'), 2 * timeoutMs);
+    });
+    const how = await Promise.race([drained, givenUp]);
+    clearTimeout(abortTimer);
+    clearTimeout(giveUpTimer);
+    this.idle = null;
+    this.closed = true;
+    if (how === 'given up')
+      this.options.onProblem?.(
+        `stopped with ${this.running.size} handler(s) still running and ${this.pending.length + this.sending} report(s) not taken by the server; their tasks will be retried when their leases expire`,
+      );
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.source?.close();
     await this.client.close();
@@ -308,8 +325,9 @@ export class Worker {
    * meanwhile go in the next batch.
    */
   private flush(): void {
-    if (this.reporting >= this.maxReporting || this.pending.length === 0) return;
+    if (this.closed || this.reporting >= this.maxReporting || this.pending.length === 0) return;
     const batch = this.pending.splice(0, MAX_ITEMS_SENT);
+    this.sending += batch.length;
     const want = this.stopping ? 0 : Math.min(Math.max(0, this.free), MAX_TASKS_ASKED);
     this.reportReserved += want;
     this.reporting++;
@@ -317,6 +335,7 @@ export class Worker {
       let reserved = want;
       try {
         const answer = await this.client.report(this.name, batch, { taskTypes: this.types, max: want });
+        this.sending -= batch.length;
         this.backoffMs = 0;
         for (const [i, result] of answer.results.entries()) {
           const sent = batch[i]!;
@@ -331,6 +350,7 @@ export class Worker {
         for (const task of answer.tasks) this.run(task);
       } catch (e) {
         // Keep the reports: fencing makes re-sending safe.
+        this.sending -= batch.length;
         this.pending = [...batch, ...this.pending];
         this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 200), 5000);
         this.options.onProblem?.(`report failed; retrying in ${this.backoffMs} ms`, e);

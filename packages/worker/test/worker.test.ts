@@ -286,58 +286,75 @@ describe('worker SDK', () => {
   });
 });
 
+/** A leased task as a scripted server hands it out. */
+function scriptedTask(taskType: string) {
+  return {
+    task_id: '00000000-0000-7000-8000-000000000001',
+    run_id: '00000000-0000-7000-8000-000000000002',
+    node_id: 'a',
+    iteration: '',
+    attempt: 1,
+    task_type: taskType,
+    definition: 'scripted',
+    input: null,
+    lease_token: '00000000-0000-4000-8000-000000000003',
+    lease_expires_at: new Date(Date.now() + 60_000).toISOString(),
+    deadline_at: null,
+  };
+}
+
+/**
+ * A stand-in for the server's worker protocol: polls hand out `task` once (then wait and answer none),
+ * and `answer` decides what reports and heartbeats get. Closed when the test ends.
+ */
+async function scriptedServer(
+  task: ReturnType<typeof scriptedTask>,
+  answer: (path: string) => Promise<{ status: number; body: unknown }>,
+): Promise<{ url: string; requests: string[] }> {
+  let given = false;
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', async () => {
+      requests.push(req.url ?? '');
+      const send = ({ status, body }: { status: number; body: unknown }) => {
+        res.statusCode = status;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(body));
+      };
+      if (req.url === '/v1/tasks/dispatch') return send({ status: 200, body: { dispatcher: 'table' } });
+      if (req.url === '/v1/tasks/poll') {
+        const tasks = given ? [] : [task];
+        given = true;
+        if (tasks.length === 0) await new Promise((r) => setTimeout(r, 100));
+        return send({ status: 200, body: { tasks, lease_ms: 60_000, heartbeat_ms: 50 } });
+      }
+      send(await answer(req.url ?? ''));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+}
+
 describe('worker SDK against a scripted server', () => {
   it('a heartbeat answered "lost" for a task that finished meanwhile is not a lost lease', async () => {
     // The heartbeat's answer is held back until the task's report has arrived, then names the task
     // as lost (it is completed, no longer running): the report's verdict, not the heartbeat, tells.
-    const task = {
-      task_id: '00000000-0000-7000-8000-000000000001',
-      run_id: '00000000-0000-7000-8000-000000000002',
-      node_id: 'a',
-      iteration: '',
-      attempt: 1,
-      task_type: 'sdk.race',
-      definition: 'race',
-      input: null,
-      lease_token: '00000000-0000-4000-8000-000000000003',
-      lease_expires_at: new Date(Date.now() + 60_000).toISOString(),
-      deadline_at: null,
-    };
-    let given = false;
+    const task = scriptedTask('sdk.race');
     let reported: () => void = () => {};
     const reportArrived = new Promise<void>((r) => (reported = r));
-    const server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', async () => {
-        const json = (value: unknown) => {
-          res.setHeader('content-type', 'application/json');
-          res.end(JSON.stringify(value));
-        };
-        if (req.url === '/v1/tasks/dispatch') return json({ dispatcher: 'table' });
-        if (req.url === '/v1/tasks/poll') {
-          const tasks = given ? [] : [task];
-          given = true;
-          if (tasks.length === 0) await new Promise((r) => setTimeout(r, 100));
-          return json({ tasks, lease_ms: 60_000, heartbeat_ms: 50 });
-        }
-        if (req.url === '/v1/tasks/report') {
-          reported();
-          return json({ results: [{ task_id: task.task_id, accepted: true }], tasks: [] });
-        }
-        if (req.url === '/v1/tasks/heartbeat') {
-          await reportArrived;
-          return json({ held: [], lost: [task.task_id] });
-        }
-        res.statusCode = 404;
-        res.end();
-      });
+    const { url } = await scriptedServer(task, async (path) => {
+      if (path === '/v1/tasks/report') {
+        reported();
+        return { status: 200, body: { results: [{ task_id: task.task_id, accepted: true }], tasks: [] } };
+      }
+      await reportArrived;
+      return { status: 200, body: { held: [], lost: [task.task_id] } };
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
     const problems: string[] = [];
     const worker = new Worker({
-      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      url,
       pollWaitMs: 100,
       onProblem: (message) => problems.push(message),
       handlers: { 'sdk.race': () => new Promise((r) => setTimeout(() => r('done'), 150)) },
@@ -349,5 +366,40 @@ describe('worker SDK against a scripted server', () => {
     await worker.stop(1000);
     expect(worker.stats.completed).toBe(1);
     expect(problems).toEqual([]);
+  });
+
+  it('stop gives up on reports the server does not take, says so, and sends nothing after', async () => {
+    const task = scriptedTask('sdk.unheard');
+    const { url, requests } = await scriptedServer(task, async (path) =>
+      path === '/v1/tasks/report'
+        ? { status: 503, body: { error: { code: 'unavailable', message: 'down for maintenance' } } }
+        : { status: 200, body: { held: [task.task_id], lost: [] } },
+    );
+    const problems: string[] = [];
+    let ran: () => void = () => {};
+    const handled = new Promise<void>((r) => (ran = r));
+    const worker = new Worker({
+      url,
+      pollWaitMs: 100,
+      onProblem: (message) => problems.push(message),
+      handlers: {
+        'sdk.unheard': () => {
+          ran();
+          return 'done';
+        },
+      },
+    });
+    await worker.start();
+    await handled;
+    const began = Date.now();
+    await worker.stop(150);
+    expect(Date.now() - began).toBeLessThan(2000);
+    expect(problems.at(-1)).toBe(
+      'stopped with 0 handler(s) still running and 1 report(s) not taken by the server; their tasks will be retried when their leases expire',
+    );
+    const sent = requests.length;
+    await new Promise((r) => setTimeout(r, 600));
+    expect(requests.length).toBe(sent);
+    expect(worker.stats.completed).toBe(0);
   });
 });
