@@ -256,6 +256,17 @@ function table(
   ];
   const cells: string[][] = [];
   const f2 = (n: number) => n.toFixed(2);
+  // A row of latencies only: the other columns belong to the workload's main row.
+  const latencyRow = (label: string, l: Latency) => [
+    label,
+    ...Array.from({ length: 5 }, () => ''),
+    f2(l.stepP50),
+    f2(l.stepP99),
+    f2(l.firstP50),
+    f2(l.firstP99),
+    l.load,
+    ...Array.from({ length: 7 }, () => ''),
+  ];
   for (const r of rows) {
     const l = r.paced ?? r.burst;
     cells.push([
@@ -284,20 +295,7 @@ function table(
       ['burst', r.burst],
     ] as const) {
       if (!extra || (label === 'burst' && !r.paced)) continue;
-      cells.push([
-        `${r.workload} ${label}`,
-        '',
-        '',
-        '',
-        '',
-        '',
-        f2(extra.stepP50),
-        f2(extra.stepP99),
-        f2(extra.firstP50),
-        f2(extra.firstP99),
-        extra.load,
-        ...Array.from({ length: 7 }, () => ''),
-      ]);
+      cells.push(latencyRow(`${r.workload} ${label}`, extra));
     }
   }
   for (const [label, extra] of [
@@ -305,17 +303,7 @@ function table(
     ['fixed', protocol?.fixed],
     ['few', protocol?.few],
   ] as const) {
-    if (!extra) continue;
-    cells.push([
-      `W2 floor ${label}`,
-      ...Array.from({ length: 5 }, () => ''),
-      f2(extra.stepP50),
-      f2(extra.stepP99),
-      f2(extra.firstP50),
-      f2(extra.firstP99),
-      extra.load,
-      ...Array.from({ length: 7 }, () => ''),
-    ]);
+    if (extra) cells.push(latencyRow(`W2 floor ${label}`, extra));
   }
   const width = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) =>
