@@ -38,6 +38,12 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
       // PostgreSQL plans each `unnest` batch afresh (it knows the array's length only for a custom plan),
       // which cost more than running it: about 0.08 ms a statement, 0.8 ms a report (docs/performance.md).
       plan_cache_mode: 'force_generic_plan',
+      // JIT compilation starts when a plan's estimated cost passes `jit_above_cost`, and a plan with a
+      // disabled scan (Weft's transactions turn sequential scans off) is estimated at 10^10 whatever it
+      // reads. On a server built with JIT (most packaged ones), such a statement was compiled on every
+      // execution: 0.5 to 1.5 s to lease a task by id, for a plan that runs in a millisecond. Weft's
+      // statements are key lookups, which compiling never speeds up (test: "statements are never compiled").
+      jit: 'off',
     },
     transform: { undefined: null, column: { from: postgres.toCamel } },
     // The driver supports a socket factory but its types do not declare it.

@@ -1,0 +1,49 @@
+import { createTestDatabase, type TestDatabase } from '@weft/testing';
+import type { Sql } from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// Weft's transactions turn sequential scans off, which prices a plan with a disabled scan at 10^10 and
+// puts it over any JIT threshold. On a server with JIT (most packaged PostgreSQL builds), a statement
+// such as the lease of a task by id was compiled on every execution: 0.5 to 1.5 s each, for a plan that
+// runs in a millisecond. Weft's connections turn JIT off.
+
+let db: TestDatabase;
+
+/**
+ * The EXPLAIN ANALYZE of an expensive-looking plan (a disabled scan), in a transaction of `sql`; with
+ * `jit`, that transaction turns JIT back on.
+ */
+async function explained(sql: Sql, jit = false): Promise<Record<string, unknown>> {
+  return sql.begin(async (tx) => {
+    await tx`SELECT set_config('enable_seqscan', 'off', true)`;
+    if (jit) await tx`SELECT set_config('jit', 'on', true)`;
+    const [row] = await tx.unsafe(
+      'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM weft.queue WHERE task_type = $1',
+      ['x'],
+    );
+    const plan = Object.values(row!)[0] as Record<string, unknown>[];
+    return plan[0]!;
+  });
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe('connection settings', () => {
+  it('statements are never compiled', async () => {
+    const [setting] = await db.sql<{ jit: string }[]>`SHOW jit`;
+    expect(setting!.jit).toBe('off');
+    const weft = await explained(db.sql);
+    expect(weft.Plan).toBeDefined();
+    expect(weft.JIT).toBeUndefined();
+
+    // Where the server can compile, the same plan is compiled once JIT is on again: the check above sees
+    // JIT when there is any (servers built without it, like the embedded one, have none to see).
+    const [server] = await db.sql<{ available: boolean }[]>`SELECT pg_jit_available() AS available`;
+    if (server!.available) expect((await explained(db.sql, true)).JIT).toBeDefined();
+  });
+});
