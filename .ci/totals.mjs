@@ -5,16 +5,16 @@ const text = readFileSync(process.argv[2], 'utf8').replace(
   new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'),
   '',
 );
-const line = text
-  .split('\n')
-  .reverse()
-  .find((l) => /^\s*Tests\s+/.test(l));
-if (!line) {
+// Every run of the runner prints its totals (the whole suite, then the plan-sensitive tests on a second
+// server, when there is one); they are added up.
+const lines = text.split('\n').filter((l) => /^\s*Tests\s+/.test(l));
+if (lines.length === 0) {
   console.log(
     '0 passed, 1 failed (the test runner printed no totals: it did not get as far as running tests)',
   );
   process.exit(0);
 }
-const count = (word) => Number(new RegExp(`(\\d+) ${word}`).exec(line)?.[1] ?? 0);
+const count = (word) =>
+  lines.reduce((sum, line) => sum + Number(new RegExp(`(\\d+) ${word}`).exec(line)?.[1] ?? 0), 0);
 const skipped = count('skipped') + count('todo');
 console.log(`${count('passed')} passed, ${count('failed')} failed${skipped ? `, ${skipped} skipped` : ''}`);
