@@ -5,8 +5,8 @@ const text = readFileSync(process.argv[2], 'utf8').replace(
   new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'),
   '',
 );
-// Every run of the runner prints its totals (the whole suite, then the plan-sensitive tests on a second
-// server, when there is one); they are added up.
+// Every run of the runner prints its totals (the whole suite, then the PostgreSQL-dependent tests on a
+// second server, when there is one); they are added up.
 const lines = text.split('\n').filter((l) => /^\s*Tests\s+/.test(l));
 if (lines.length === 0) {
   console.log(
