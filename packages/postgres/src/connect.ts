@@ -44,6 +44,11 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
       // execution: 0.5 to 1.5 s to lease a task by id, for a plan that runs in a millisecond. Weft's
       // statements are key lookups, which compiling never speeds up (test: "statements are never compiled").
       jit: 'off',
+      // Weft's concurrency rules rely on READ COMMITTED: each statement of a transaction sees what committed
+      // before it started (a claim after the lock, the last history number after the claim). A database
+      // or role may default to another level; a connection's own setting takes precedence over both
+      // (test: "transactions are READ COMMITTED whatever the database's default").
+      default_transaction_isolation: 'read committed',
     },
     transform: { undefined: null, column: { from: postgres.toCamel } },
     // The driver supports a socket factory but its types do not declare it.

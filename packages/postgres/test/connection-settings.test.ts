@@ -1,3 +1,4 @@
+import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import type { Sql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,5 +46,27 @@ describe('connection settings', () => {
     // JIT when there is any (servers built without it, like the embedded one, have none to see).
     const [server] = await db.sql<{ available: boolean }[]>`SELECT pg_jit_available() AS available`;
     if (server!.available) expect((await explained(db.sql, true)).JIT).toBeDefined();
+  });
+
+  it("transactions are READ COMMITTED whatever the database's default", async () => {
+    await db.sql.unsafe(`ALTER DATABASE ${db.name} SET default_transaction_isolation = 'repeatable read'`);
+    try {
+      // The database's default is set (sessions opened from now on get it, unless they say otherwise)...
+      const [row] = await db.sql<{ settings: string[] }[]>`
+        SELECT s.setconfig AS settings FROM pg_db_role_setting s
+          JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = current_database() AND s.setrole = 0`;
+      expect(row!.settings).toContain('default_transaction_isolation=repeatable read');
+      // ...and a Weft connection opened now, and its store's transactions, still read committed.
+      const store = new PgStore(db.pool(1));
+      const level = await store.runInTransaction(async ({ handle }) => {
+        const [r] = await (handle as Sql)<
+          { level: string }[]
+        >`SELECT current_setting('transaction_isolation') AS level`;
+        return r!.level;
+      });
+      expect(level).toBe('read committed');
+    } finally {
+      await db.sql.unsafe(`ALTER DATABASE ${db.name} RESET default_transaction_isolation`);
+    }
   });
 });
