@@ -47,8 +47,11 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
       // Weft's concurrency rules rely on READ COMMITTED: each statement of a transaction sees what committed
       // before it started (a claim after the lock, the last history number after the claim). A database
       // or role may default to another level; a connection's own setting takes precedence over both
-      // (test: "transactions are READ COMMITTED whatever the database's default").
+      // (test: "a database's own defaults do not change what Weft's connections see").
       default_transaction_isolation: 'read committed',
+      // The driver reads timestamps as ISO text; a database defaulting to another DateStyle ('SQL, DMY')
+      // would turn every lease expiry and timer due time into a wrong or invalid date (same test).
+      datestyle: 'ISO, MDY',
     },
     transform: { undefined: null, column: { from: postgres.toCamel } },
     // The driver supports a socket factory but its types do not declare it.

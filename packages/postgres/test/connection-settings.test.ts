@@ -48,25 +48,30 @@ describe('connection settings', () => {
     if (server!.available) expect((await explained(db.sql, true)).JIT).toBeDefined();
   });
 
-  it("transactions are READ COMMITTED whatever the database's default", async () => {
+  it("a database's own defaults do not change what Weft's connections see", async () => {
     await db.sql.unsafe(`ALTER DATABASE ${db.name} SET default_transaction_isolation = 'repeatable read'`);
+    await db.sql.unsafe(`ALTER DATABASE ${db.name} SET datestyle = 'SQL, DMY'`);
     try {
-      // The database's default is set (sessions opened from now on get it, unless they say otherwise)...
+      // The database's defaults are set (sessions opened from now on get them, unless they say otherwise)...
       const [row] = await db.sql<{ settings: string[] }[]>`
         SELECT s.setconfig AS settings FROM pg_db_role_setting s
           JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = current_database() AND s.setrole = 0`;
-      expect(row!.settings).toContain('default_transaction_isolation=repeatable read');
-      // ...and a Weft connection opened now, and its store's transactions, still read committed.
+      expect(row!.settings).toEqual(
+        expect.arrayContaining(['default_transaction_isolation=repeatable read', 'DateStyle=SQL, DMY']),
+      );
+      // ...and a Weft connection opened now still reads committed, and reads times right.
       const store = new PgStore(db.pool(1));
-      const level = await store.runInTransaction(async ({ handle }) => {
-        const [r] = await (handle as Sql)<
-          { level: string }[]
-        >`SELECT current_setting('transaction_isolation') AS level`;
-        return r!.level;
+      const seen = await store.runInTransaction(async ({ handle }) => {
+        const [r] = await (handle as Sql)<{ level: string; at: Date }[]>`
+          SELECT current_setting('transaction_isolation') AS level,
+                 '2026-01-02 03:04:05.678+00'::timestamptz AS at`;
+        return r!;
       });
-      expect(level).toBe('read committed');
+      expect(seen.level).toBe('read committed');
+      expect(seen.at.toISOString()).toBe('2026-01-02T03:04:05.678Z');
     } finally {
       await db.sql.unsafe(`ALTER DATABASE ${db.name} RESET default_transaction_isolation`);
+      await db.sql.unsafe(`ALTER DATABASE ${db.name} RESET datestyle`);
     }
   });
 });
