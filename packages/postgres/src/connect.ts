@@ -45,7 +45,7 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
       // statements are key lookups, which compiling never speeds up (test: "statements are never compiled").
       jit: 'off',
       // Weft's concurrency rules rely on READ COMMITTED: each statement of a transaction sees what committed
-      // before it started (a claim after the lock, the last history number after the claim). A database
+      // before it started (the last history number after the lock, the reads after the claim). A database
       // or role may default to another level; a connection's own setting takes precedence over both
       // (test: "a database's own defaults do not change what Weft's connections see").
       default_transaction_isolation: 'read committed',

@@ -54,7 +54,6 @@ export async function leaseGated(
 ): Promise<{ tasks: LeasedTask[]; retryAt: Date | null }> {
   const types = [...request.taskTypes];
   const inNs = request.namespace === ANY_NAMESPACE ? sql`TRUE` : sql`namespace = ${request.namespace}`;
-  const qNs = request.namespace === ANY_NAMESPACE ? sql`TRUE` : sql`q.namespace = ${request.namespace}`;
   const k = Math.min(request.max * 4 + 16, 500);
   // Type by type, each from the head of its own range of the queue's pick indexes: tested as one list,
   // the planner may read every queued row of the namespace, whatever its type (on PostgreSQL 15 it did;
@@ -63,11 +62,11 @@ export async function leaseGated(
     SELECT c.id, c.task_id, c.run_id, c.namespace, c.task_type, c.priority, c.gates FROM unnest(${types}::text[]) AS ty(t)
      CROSS JOIN LATERAL (
        (SELECT q.id::text, q.task_id, q.run_id, q.namespace, q.task_type, q.priority, q.gates, q.id AS n FROM weft.queue q
-         WHERE ${qNs} AND q.task_type = ty.t AND q.gates IS NOT NULL AND q.available_at <= now()
+         WHERE ${inNs} AND q.task_type = ty.t AND q.gates IS NOT NULL AND q.available_at <= now()
          ORDER BY q.priority DESC, q.id LIMIT ${k}::int)
        UNION ALL
        (SELECT q.id::text, q.task_id, q.run_id, q.namespace, q.task_type, q.priority, q.gates, q.id AS n FROM weft.queue q
-         WHERE ${qNs} AND q.task_type = ty.t AND q.gates IS NULL AND q.available_at <= now()
+         WHERE ${inNs} AND q.task_type = ty.t AND q.gates IS NULL AND q.available_at <= now()
          ORDER BY q.priority DESC, q.id LIMIT ${k}::int)) c
      ORDER BY c.priority DESC, c.n LIMIT ${k}::int`.execute();
   const capsQuery = sql<{ namespace: string; name: string }[]>`
