@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // Two cores: three forks keep both busy while one waits on PostgreSQL.
 export default defineConfig({
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'examples/**/*.test.ts'],
+    include: ['packages/*/test/**/*.test.ts', 'examples/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['packages/testing/dist/global-setup.js'],
     pool: 'forks',
     maxWorkers: 3,
