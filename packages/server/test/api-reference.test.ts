@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Engine, MemoryStore } from '@weft/engine';
+import { buildApp } from '@weft/server';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const docs = (page: string) =>
+  readFileSync(fileURLToPath(new URL(`../../../docs/reference/${page}`, import.meta.url)), 'utf8');
+
+/**
+ * The server's route table as `METHOD /path` (path parameters written `{name}`), read from Fastify's own
+ * listing of its routes. HEAD routes, which Fastify adds beside every GET, are left out.
+ */
+function routeTable(app: FastifyInstance): string[] {
+  const routes: string[] = [];
+  const stack: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const m = /^([│ ]*)[├└]── (\S+) \(([^)]+)\)$/.exec(line);
+    if (!m) continue;
+    const depth = m[1]!.length / 4;
+    stack.length = depth;
+    stack.push(m[2]!);
+    const path = stack.join('').replace(/:(\w+)/g, '{$1}');
+    for (const method of m[3]!.split(', ')) if (method !== 'HEAD') routes.push(`${method} ${path}`);
+  }
+  return routes.sort();
+}
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = buildApp({ engine: new Engine({ store: new MemoryStore() }) });
+  await app.ready();
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+describe('docs/reference/http-api.md', () => {
+  it("lists exactly the routes of the server's route table", () => {
+    const served = routeTable(app);
+    expect(served.length).toBeGreaterThan(40);
+    const listed = [...docs('http-api.md').matchAll(/^### (GET|POST|PUT|PATCH|DELETE) (\/\S*)$/gm)]
+      .map((m) => `${m[1]} ${m[2]}`)
+      .sort();
+    expect(
+      served.filter((r) => !listed.includes(r)),
+      'routes the server has and the page does not list',
+    ).toEqual([]);
+    expect(
+      listed.filter((r) => !served.includes(r)),
+      'routes the page lists and the server does not have',
+    ).toEqual([]);
+    expect(new Set(listed).size, 'routes listed twice').toBe(listed.length);
+  });
+});
+
+describe('docs/reference/metrics.md', () => {
+  it('lists every metric GET /metrics serves, and none it does not', async () => {
+    const answer = await app.inject({ method: 'GET', url: '/metrics' });
+    expect(answer.statusCode).toBe(200);
+    const served = [...answer.body.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
+    const page = docs('metrics.md');
+    // Node.js process metrics come as two families, described on the page as such.
+    const standard = /^weft_(process|nodejs)_/;
+    for (const family of ['weft_process_*', 'weft_nodejs_*']) expect(page).toContain(family);
+    const own = served.filter((name) => !standard.test(name));
+    expect(own.length).toBeGreaterThan(5);
+    expect(
+      own.filter((name) => !page.includes(`\`${name}\``)),
+      'metrics the server serves and the page does not list',
+    ).toEqual([]);
+    const listed = [...page.matchAll(/^\| `(weft_\w+)`/gm)].map((m) => m[1]!);
+    expect(
+      listed.filter((name) => !served.includes(name)),
+      'metrics the page lists and the server does not serve',
+    ).toEqual([]);
+  });
+});
