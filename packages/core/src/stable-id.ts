@@ -25,10 +25,10 @@ export function stableId(...parts: readonly (string | number)[]): string {
 }
 
 /**
- * The id of a run started by a node: a version-7 UUID whose time is the decision's time (so runs still
- * list in start order) and whose other bits are a hash of the starting task's identity, attempt included.
- * A retry is a new attempt and so gets a new child; a redelivered start of the same attempt gets the same
- * id and is absorbed by the runs' primary key (seed 001, invariant 6).
+ * The id of a run started by a node: a version-7 UUID whose time is the decision's time (so runs still list
+ * in start order) and whose other bits are a hash of the starting task's identity, attempt included. A retry
+ * is a new attempt and so gets a new child; a redelivered start of the same attempt gets the same id and is
+ * absorbed by the runs' primary key (invariant 10).
  */
 export function childRunId(
   now: Date,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Sim, workflowOf } from './sim.js';
 
-// With a queue dispatcher of one's own, a retry's backoff is the dispatcher's delay (seed 003): the next
+// With a queue dispatcher of one's own, a retry's backoff is the dispatcher's delay (invariant 17): the next
 // attempt is queued at once with a not-before time, instead of a timer that queues it later.
 
 const wf = workflowOf(`

@@ -22,12 +22,12 @@ export interface Asker {
 
 /**
  * Operator actions on runs: pause, resume, cancel, terminate, retry, rerun, and finishing a task by hand
- * (skip, complete, fail). Every action is one transaction that locks the run's row (waiting for it),
- * claims the run's pending decision before reading anything, checks the action against the run as it is
- * then, and decides the action together with the events waiting in the run's inbox. So an operator's
- * action and an evaluation are strictly ordered, never interleaved (seed 001, invariant 4; test:
- * "terminate racing a completion"). An action that makes no sense in the run's state is refused with a
- * 409 that names the state, and changes nothing.
+ * (skip, complete, fail). Every action is one transaction that locks the run's row (waiting for it), claims
+ * the run's pending decision before reading anything, checks the action against the run as it is then, and
+ * decides the action together with the events waiting in the run's inbox. So an operator's action and an
+ * evaluation are strictly ordered, never interleaved (invariant 1; test: "terminate racing a completion"). An
+ * action that makes no sense in the run's state is refused with a 409 that names the state, and changes
+ * nothing.
  */
 export class ControlService {
   constructor(private readonly ctx: EngineContext) {}
@@ -117,8 +117,8 @@ export class ControlService {
     const { pass } = await inPass(this.ctx, null, async (tx, pass) => {
       const [run] = await tx.lockRuns([runId], 'wait');
       if (!run) throw notFound(runId);
-      // Claim before reading anything else (seed 001, invariants 1 and 2): an event committed after this
-      // point earns its own decision; one committed before is in the inbox this decision reads.
+      // Claim before reading anything else (invariants 2 and 3): an event committed after this point earns
+      // its own decision; one committed before is in the inbox this decision reads.
       const claimed = await tx.claimDecisions([runId]);
       await fault('control.after-claim');
       const { own, wholeRun } = await build(tx, run);

@@ -121,7 +121,7 @@ export class Engine {
       payloads,
       destinations: new Destinations(),
     };
-    // With a queue of one's own, a retry's backoff is the dispatcher's delay (seed 003).
+    // With a queue of one's own, a retry's backoff is the dispatcher's delay (invariant 17).
     this.context.evaluator.decideOptions = { retryOnQueue: this.context.dispatchMode.kind !== 'rows' };
     const destinations = this.context.destinations;
     destinations.register(runEffectsDestination(this.context));

@@ -65,7 +65,7 @@ export interface Prefetch {
 /**
  * Decides for runs whose row lock the caller holds. The caller has already claimed (deleted) each run's
  * decide-queue row in this transaction, before any read here: that order is what makes a concurrent event
- * either visible to this pass or the cause of another one (seed 001, invariants 1-3).
+ * either visible to this pass or the cause of another one (invariants 2-4).
  *
  * A batch of runs costs one read round trip: their inboxes and the node instances their events touch are
  * read together. Only when the decider asks for something unplanned is there another.
@@ -194,8 +194,8 @@ export class Evaluator {
         // Pause is not terminal, but a paused run must not be evaluated: keep its events for resume (which
         // asks for a decision in its own transaction) and drop the claim instead of re-queuing it, so
         // deciders do not spin on the run while it is paused. Only an operator's actions are decided; the
-        // inbox stays, since deciding its events now would drop what they start (seed 001, "Pause is not
-        // terminal"; test: "pause, completions during the pause, resume").
+        // inbox stays, since deciding its events now would drop what they start (invariant 5; test: "pause,
+        // completions during the pause, resume").
         const rest = item.own.filter((e) => !isControlEvent(e));
         pass.writes.inboxAppend.push(...rest.map((event) => ({ runId: item.run.id, event })));
         events = item.own.filter(isControlEvent);

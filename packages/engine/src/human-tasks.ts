@@ -5,7 +5,7 @@ import { inPass } from './pass.js';
 
 /**
  * The inbox: tasks for people, created by `human` nodes. People list them, claim one (one claim wins, by a
- * single conditional UPDATE: seed 001), release it, and complete it with data that must match the node's
+ * single conditional UPDATE: invariant 19), release it, and complete it with data that must match the node's
  * form. Completing answers the attempt and decides what follows, under the run's lock, in one transaction.
  */
 export class HumanTaskService {

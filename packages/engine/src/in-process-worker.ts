@@ -22,11 +22,10 @@ export interface InProcessWorkerOptions {
 
 /**
  * A worker inside the engine's process, without HTTP: it leases through the task service (a fresh fencing
- * token on the task row, in the statement that takes the queue row), renews its leases while a handler
- * runs, and reports through the task service, where a report lands only with the current attempt, its
- * lease token and a task still running (seed 001, invariant 7; tests: "the system-task runner goes through
- * leases and fencing", and the embedded engine's fencing tests). A handler that throws fails its attempt,
- * retryably.
+ * token on the task row, in the statement that takes the queue row), renews its leases while a handler runs,
+ * and reports through the task service, where a report lands only with the current attempt, its lease token
+ * and a task still running (invariant 13; tests: "the system-task runner goes through leases and fencing",
+ * and the embedded engine's fencing tests). A handler that throws fails its attempt, retryably.
  */
 export class InProcessWorker {
   private readonly stopper = new AbortController();

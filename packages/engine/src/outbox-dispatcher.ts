@@ -4,16 +4,17 @@ import { taskMessageRow } from './outbox/writes.js';
 import type { QueueRow } from './records.js';
 
 /**
- * A dispatcher for a queue outside PostgreSQL (Redis): a queued task becomes an outbox row in the task's
- * own transaction, and the relay carries it to the queue after commit (seed 000). The message is only a
+ * A dispatcher for a queue outside PostgreSQL (Redis): a queued task becomes an outbox row in the task's own
+ * transaction, and the relay carries it to the queue after commit (invariant 7). The message is only a
  * wake-up: workers lease by task id through the server, where the lease and its fencing token live, so a
- * duplicate or stale message leases nothing. The row is written only if the task row was (an absorbed
- * insert sends nothing).
+ * duplicate or stale message leases nothing. The row is written only if the task row was (an absorbed insert
+ * sends nothing).
  *
- * Two kinds of task stay on the table queue: system tasks (`weft.*`), which the server runs itself, and
- * tasks under limits (semaphores, a rate limit, a capped task type), because only the table's gated lease
- * path counts limits; a lease by id refuses a capped type (test: "keeps tasks under limits on the table
- * queue"). Workers of such a server also poll the table for them.
+ * Two kinds of task stay on the table queue: system tasks (`weft.*`), which the server runs itself, and tasks
+ * under limits (semaphores, a rate limit, a capped task type), because only the table's gated lease path
+ * counts limits; a lease by id refuses a capped type (invariant 16; test: "keeps tasks under limits on the
+ * table queue: only its gated lease path counts limits"). Workers of such a server also poll the table for
+ * them.
  */
 export function outboxDispatcher(name = 'redis'): RowDispatcher {
   return {

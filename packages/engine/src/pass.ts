@@ -301,9 +301,9 @@ export class Pass {
   }
 
   /**
-   * Writes the pass and commits, in one round trip: dispatch, every write pipelined, the commit after
-   * them. A run whose task insert was absorbed is asked for another decision by the insert itself (seed
-   * 001: one extra pass sees the true state); its task is taken out of what the workers get.
+   * Writes the pass and commits, in one round trip: dispatch, every write pipelined, the commit after them. A
+   * run whose task insert was absorbed is asked for another decision by the insert itself (invariant 4: one
+   * extra pass sees the true state); its task is taken out of what the workers get.
    */
   async finish(tx: StoreTx, options: { readonly commit?: boolean } = {}): Promise<void> {
     this.writes.runUpdates.push(...this.runUpdates.values());
@@ -314,10 +314,10 @@ export class Pass {
       await this.cascader.stop(tx, this.writes, this.writes.cancelOpenWork);
     // Large values go to the blob store before the write; outbox rows keep theirs (see offloadWrites).
     if (this.services) await offloadWrites(this.services.payloads, this.writes);
-    // Without `commit` (the relay marks its rows after this) or with the test fault point armed, the
-    // writes are sent and the transaction is left open; the caller's transaction commits it.
-    // A dispatcher that joins the transaction enqueues after the write and before the commit, so the
-    // tasks and their messages commit together (test: "a rolled-back transaction leaves no job").
+    // Without `commit` (the relay marks its rows after this) or with the test fault point armed, the writes
+    // are sent and the transaction is left open; the caller's transaction commits it. A dispatcher that joins
+    // the transaction enqueues after the write and before the commit, so the tasks and their messages commit
+    // together (test: "commits each task with its job, and a rolled-back transaction leaves no job").
     const joining = this.handle !== undefined && this.external.pending;
     const hold = options.commit === false || isArmed('pass.after-write') || joining;
     const { absorbed } = await tx.write(this.writes, { commit: !hold });

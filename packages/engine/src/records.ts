@@ -282,7 +282,7 @@ export interface WriteSet {
     readonly taskId: string;
     readonly state: HumanTaskState;
   }[];
-  /** Outbound effects, delivered by the relay after commit (seed 000: the transactional outbox). */
+  /** Outbound effects, delivered by the relay after commit (invariant 7: the transactional outbox). */
   readonly outbox: OutboxWrite[];
   /**
    * Runs being stopped whose child runs must stop too: each unfinished attempt that started a child gets

@@ -57,7 +57,7 @@ export class RunService {
 
   /**
    * Decides events under the run's row lock, after claiming its pending decision, with the run's inbox
-   * (seed 001, invariant 4). Operator actions go through the engine's ControlService, which checks them.
+   * (invariant 1). Operator actions go through the engine's ControlService, which checks them.
    */
   async control(
     runId: string,

@@ -51,8 +51,9 @@ export function checkCron(cron: string, timezone: string): void {
 /**
  * Schedules: cron expressions in a time zone that start runs of a definition. Each replica's schedule loop
  * takes due schedules under their row lock (SKIP LOCKED) and starts each run with the idempotency key
- * `schedule:<name>:<due time>`, so a due start happens once across replicas, even if a replica dies
- * between starting the run and moving the schedule on (test: "each due start happens once").
+ * `schedule:<name>:<due time>`, so a due start happens once across replicas, even if a replica dies between
+ * starting the run and moving the schedule on (invariant 11; test: "four replicas firing one due schedule at
+ * once start one run").
  *
  * When due times were missed (every server was down), one start is made for the latest of them. The
  * overlap policy decides what happens when the previous run is still running: `skip` the start, `allow`

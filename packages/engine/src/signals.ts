@@ -36,8 +36,8 @@ const MAX_CORRELATION = 200;
 
 /**
  * Sends signals to runs. A signal is decided like an operator action: under the run's row lock, with the
- * run's pending decision claimed first (seed 001, invariant 4), so it is ordered against every other event
- * of the run (a timeout firing at the same instant, the wait node being reached) and numbered in its history.
+ * run's pending decision claimed first (invariants 1 and 2), so it is ordered against every other event of
+ * the run (a timeout firing at the same instant, the wait node being reached) and numbered in its history.
  */
 export class SignalService {
   constructor(private readonly ctx: EngineContext) {}

@@ -35,12 +35,12 @@ const keyOf = (namespace: string, key: string) => `${namespace}\u0000${key}`;
  * Starts a batch of runs in one transaction (each start still gets its own answer, and a bad one fails
  * alone). In order on the transaction's connection: the batch's idempotency keys are claimed (sorted, so
  * batches never deadlock), the quota locks of namespaces that have a quota are taken, and the runs are
- * inserted by a statement that, starting after both, counts running runs and skips runs whose key was
- * lost (seed 001, invariant 9: the count and the insert happen under the namespace's advisory lock).
+ * inserted by a statement that, starting after both, counts running runs and skips runs whose key was lost
+ * (invariant 18: the count and the insert happen under the namespace's advisory lock).
  *
- * A start that lost its key is answered after this transaction ends, by looking the key up then: inside
- * the transaction the winner may not have committed, and an uncommitted run is invisible (seed 001,
- * invariant 6; test: "ten simultaneous starts with one key").
+ * A start that lost its key is answered after this transaction ends, by looking the key up then: inside the
+ * transaction the winner may not have committed, and an uncommitted run is invisible (invariant 11; test:
+ * "ten simultaneous starts with one key make one run, and all ten answers name it").
  */
 export async function startBatch(
   ctx: EngineContext,

@@ -13,15 +13,17 @@ export interface SweeperStats {
 }
 
 /**
- * The stuck-run sweeper, defence in depth (seed 001): it finds running and compensating runs with nothing
- * that could ever wake them (no queued or running task, no timer, no pending decision or inbox event)
- * that have been idle for `idleMs`, and repairs each by deciding a `run_swept` event for it, which looks
- * at every node again (a compensating run: its saga log) and records `run.repaired` in the run's history. Runs waiting for a rate-limit slot are not stuck:
- * their task is queued (held back on the queue until its window has room), so they have a queued task.
+ * The stuck-run sweeper, defence in depth (invariant 26): it finds running and compensating runs with nothing
+ * that could ever wake them (no queued or running task, no timer, no pending decision or inbox event) that
+ * have been idle for `idleMs`, and repairs each by deciding a `run_swept` event for it, which looks at every
+ * node again (a compensating run: its saga log) and records `run.repaired` in the run's history. Runs waiting
+ * for a rate-limit slot are not stuck: their task is queued (held back on the queue until its window has
+ * room), so they have a queued task.
  *
- * A candidate is re-checked by a statement that starts after its row lock is held (taken with SKIP
- * LOCKED: a run locked by someone else is being decided, so it is not stuck), and decided in the same
- * transaction. In a healthy system the sweeper finds nothing (test: "the sweeper finds nothing").
+ * A candidate is re-checked by a statement that starts after its row lock is held (taken with SKIP LOCKED: a
+ * run locked by someone else is being decided, so it is not stuck), and decided in the same transaction. In a
+ * healthy system the sweeper finds nothing (test: "finds nothing in a healthy system, even with no idle
+ * threshold").
  */
 export class Sweeper {
   readonly stats: SweeperStats = { rounds: 0, repaired: 0, recent: [], lastRoundAt: null };

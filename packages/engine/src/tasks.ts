@@ -38,8 +38,8 @@ export interface ReportRequest {
 }
 
 /**
- * The one place workers deal with: leasing, heartbeats and reports (seed 001, invariant 7: the queue and
- * the task can never disagree about who holds a task, because both change in one statement here).
+ * The one place workers deal with: leasing, heartbeats and reports (invariant 13: the queue and the task can
+ * never disagree about who holds a task, because both change in one statement here).
  */
 export class TaskService {
   constructor(private readonly ctx: EngineContext) {}
@@ -219,11 +219,11 @@ export class TaskService {
         await pass.finish(tx);
         return { verdicts, queued: [] };
       }
-      // One round trip, in this order on the connection: lock the runs, claim their decide-queue rows,
-      // apply the reports, then read the inboxes and the node instances the workers' hints point at.
-      // Each statement starts after the one before it has finished, so the claim happens with the locks
-      // held and the reads after the claim (seed 001, invariants 1-3). Reading ahead needs each run's
-      // definition: runs this server has seen are known; for others the reads wait for the lock.
+      // One round trip, in this order on the connection: lock the runs, claim their decide-queue rows, apply
+      // the reports, then read the inboxes and the node instances the workers' hints point at. Each statement
+      // starts after the one before it has finished, so the claim happens with the locks held and the reads
+      // after the claim (invariants 1-3). Reading ahead needs each run's definition: runs this server has
+      // seen are known; for others the reads wait for the lock.
       const locking = tx.lockRuns(runIds, 'wait');
       const claiming = tx.claimDecisions(runIds);
       const finishing = tx.finishTasks(request.reports, namespaceScope(request.namespace));
@@ -298,8 +298,8 @@ export class TaskService {
           this.leaseNamed(request, tasks),
         )
       : await this.leaseNamed(request, request.tasks);
-    // A message for an attempt that has already finished may mean its successors lost their messages (a
-    // crash between commit and enqueue): their run is re-driven (seed 003, the redelivery repair).
+    // A message for an attempt that has already finished may mean its successors lost their messages (a crash
+    // between commit and enqueue): their run is re-driven (invariant 17, the redelivery repair).
     if (leased.length < request.tasks.length && this.ctx.dispatchMode.kind !== 'rows') {
       const got = new Set(leased.map((t) => t.id));
       await Redispatcher.of(this.ctx).redriveFinished(request.tasks.filter((t) => !got.has(t.taskId)));

@@ -31,9 +31,9 @@ export interface PgBossDispatcherOptions {
 
 /**
  * A Weft dispatcher on pg-boss. With the store on the same PostgreSQL it joins the store's transaction
- * (seed 003's transactional dispatch): the task row and its job commit together, and a rollback leaves
- * no job. A task's not-before time becomes the job's `startAfter`, so a retry's backoff is held back by
- * pg-boss. Queues are created on first use.
+ * (transactional dispatch; invariant 7): the task row and its job commit together, and a rollback leaves no
+ * job. A task's not-before time becomes the job's `startAfter`, so a retry's backoff is held back by pg-boss.
+ * Queues are created on first use.
  */
 export class PgBossDispatcher implements QueueDispatcher {
   readonly kind = 'queue' as const;

@@ -34,7 +34,7 @@ CREATE INDEX runs_by_namespace ON weft.runs (namespace, id DESC);
 CREATE INDEX runs_by_status ON weft.runs (namespace, status, id DESC);
 CREATE INDEX runs_by_definition ON weft.runs (namespace, definition_name, id DESC);
 
--- One row per attempt of a node instance. The unique key is the task identity of seed 001: run, node,
+-- One row per attempt of a node instance. The unique key is the task identity (invariant 10): run, node,
 -- iteration, attempt. A retry is a new attempt, never an overwrite.
 CREATE TABLE weft.tasks (
   run_id            uuid        NOT NULL,

@@ -39,10 +39,10 @@ CREATE INDEX outbox_due ON weft.outbox (destination, next_attempt_at) WHERE stat
 CREATE INDEX outbox_dead ON weft.outbox (namespace, id DESC) WHERE status = 'dead';
 CREATE INDEX outbox_by_id ON weft.outbox (id);
 
--- Idempotent starts of runs by nodes: one key per starting attempt (seed 001, invariant 6). The attempt is
--- part of the key, so a retried node starts a new child while a redelivered start of the same attempt is
--- absorbed. Unpartitioned on purpose: a key must be unique across every run, which a table distributed by
--- run id could not enforce.
+-- Idempotent starts of runs by nodes: one key per starting attempt (invariant 10). The attempt is part of the
+-- key, so a retried node starts a new child while a redelivered start of the same attempt is absorbed.
+-- Unpartitioned on purpose: a key must be unique across every run, which a table distributed by run id could
+-- not enforce.
 CREATE TABLE weft.start_keys (
   key         text        PRIMARY KEY,
   run_id      uuid        NOT NULL,

@@ -27,11 +27,11 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
     idle_timeout: 60,
     connection: {
       application_name: options.applicationName ?? 'weft',
-      // Weft's statements look rows up by key, a batch at a time: they join `unnest` of parameter arrays
-      // to a table. The planner cannot see a batch's size in a cached plan and, on a table of a few
-      // thousand rows, picks a hash join over a full scan, whose cost then grows with the table. With hash
-      // and merge joins off, every batch is a nested loop of index lookups: its cost follows the batch, not
-      // the table (test: "evaluation cost follows the frontier").
+      // Weft's statements look rows up by key, a batch at a time: they join `unnest` of parameter arrays to a
+      // table. The planner cannot see a batch's size in a cached plan and, on a table of a few thousand rows,
+      // picks a hash join over a full scan, whose cost then grows with the table. With hash and merge joins
+      // off, every batch is a nested loop of index lookups: its cost follows the batch, not the table (test:
+      // "the statements of a step read the rows of their own runs").
       enable_hashjoin: 'off',
       enable_mergejoin: 'off',
       // Weft's statements are prepared once per connection and are index lookups by key. Left to choose,

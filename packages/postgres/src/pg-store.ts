@@ -78,7 +78,7 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
   }
 
   /**
-   * The transactional-dispatch capability (seed 003): `transaction` with a handle on it, the reserved
+   * The transactional-dispatch capability (invariant 7): `transaction` with a handle on it, the reserved
    * connection (a postgres.js `Sql` inside BEGIN … COMMIT), which a dispatcher sharing this database joins
    * (the pg-boss dispatcher runs its insert through it), so a task and its job commit or roll back together.
    */

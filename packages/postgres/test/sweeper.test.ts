@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually, failed, type Harness, harness, lease } from './helpers.js';
 
-// The stuck-run sweeper (seed 001, defence in depth): in a healthy system it finds nothing, even with no
-// idle threshold at all; a run stranded by a lost event is found, repaired by a decision that looks at
-// every node again, recorded in the run's history, and counted.
+// The stuck-run sweeper (invariant 26, defence in depth): in a healthy system it finds nothing, even with no
+// idle threshold at all; a run stranded by a lost event is found, repaired by a decision that looks at every
+// node again, recorded in the run's history, and counted.
 
 const CHAIN = `
 name: chain

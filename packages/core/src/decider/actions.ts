@@ -45,7 +45,7 @@ export interface TaskDispatch {
  */
 export type Action =
   /** Insert a new attempt. If one with the same identity exists, the insert is absorbed and the shell
-   * schedules another evaluation (seed 001: absorbed duplicates). `queued` attempts are dispatched. */
+   * schedules another evaluation (invariant 4). `queued` attempts are dispatched. */
   | ({
       readonly kind: 'create_task';
       readonly status: Extract<

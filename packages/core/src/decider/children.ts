@@ -7,10 +7,10 @@ import type { TaskError } from './state.js';
 type ChildFinished = Extract<RunEvent, { kind: 'child_finished' }>;
 
 /**
- * A child run ended. The event reaches the parent's inbox in the child's own transaction, so it exists
- * only if the child's end committed (seed 001, invariant 5: the child's outcome comes back). It lands
- * only on the attempt that started the child and only while that attempt is still running: a child of
- * an attempt that timed out and was retried is stale, like a late worker report.
+ * A child run ended. The event reaches the parent's inbox in the child's own transaction, so it exists only
+ * if the child's end committed (invariant 7: the child's outcome comes back). It lands only on the attempt
+ * that started the child and only while that attempt is still running: a child of an attempt that timed out
+ * and was retried is stale, like a late worker report.
  *
  * A completed child completes the attempt and the run moves on. Otherwise the attempt fails and the
  * returned `node_failed` event is decided next, so the node's retry policy applies as for any failure

@@ -59,8 +59,8 @@ export async function decideControl(ctx: DecisionContext, event: OperatorEvent):
           dispatch: { taskType: node.taskType, priority: node.priority, timeoutMs: node.timeoutMs },
         });
       }
-      // Events that arrived during the pause wait in the inbox, and their wake-ups were dropped: ask for
-      // the decision that takes them, in this transaction (seed 001, "Pause is not terminal").
+      // Events that arrived during the pause wait in the inbox, and their wake-ups were dropped: ask for the
+      // decision that takes them, in this transaction (invariant 5).
       ctx.emit({ kind: 'request_decision', reason: 'resumed' });
       return [];
     }

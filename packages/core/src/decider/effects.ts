@@ -1,9 +1,9 @@
 import type { Json } from '../json.js';
 
 /**
- * Something a decision wants done outside the run. The decider never does it: it emits an `effect`
- * action, the shell writes it to the outbox in the decision's own transaction, and a relay delivers it
- * after commit (seed 001, invariant 5: nothing observable escapes before commit).
+ * Something a decision wants done outside the run. The decider never does it: it emits an `effect` action,
+ * the shell writes it to the outbox in the decision's own transaction, and a relay delivers it after commit
+ * (invariant 7: nothing observable escapes before commit).
  */
 export type Effect =
   /** Start a run of a definition, as a child that reports back (`detached` false) or fire and forget. */

@@ -213,11 +213,12 @@ export async function onCompensating(ctx: DecisionContext, event: RunEvent): Pro
 }
 
 /**
- * Looks at a compensating run again, for the stuck-run sweeper: nothing can wake it (an event was lost:
- * the `compensation_due` that takes the next compensation, or the report of the one running). Decides
- * what the lost event would have: the running compensation's outcome if it has one (completed, or failed
- * and then retried or given up by its policy), else the next compensation, or the end of the run when
- * none is left. Records `run.repaired` (test: "the sweeper repairs a compensating run whose ...").
+ * Looks at a compensating run again, for the stuck-run sweeper: nothing can wake it (an event was lost: the
+ * `compensation_due` that takes the next compensation, or the report of the one running). Decides what the
+ * lost event would have: the running compensation's outcome if it has one (completed, or failed and then
+ * retried or given up by its policy), else the next compensation, or the end of the run when none is left.
+ * Records `run.repaired` (invariant 26; test: "repairs a compensating run whose compensation report was
+ * lost").
  */
 export async function sweepCompensation(ctx: DecisionContext, idleMs: number): Promise<void> {
   const { row, log } = readLog(ctx);

@@ -19,10 +19,10 @@ const later = (a: Date | null, ms: number) => {
 };
 
 /**
- * The table poll path with a gate: for each task type, ask the gate before every claim, then lease one
- * task of that type. A deferral leaves the queue untouched (the step stays queued) and tells the poll when
- * to look again; a claim that gets nothing (the queue was empty, or another worker won the task) releases
- * the slot at once (test: "a claim loser releases its gate slot").
+ * The table poll path with a gate: for each task type, ask the gate before every claim, then lease one task
+ * of that type. A deferral leaves the queue untouched (the step stays queued) and tells the poll when to look
+ * again; a claim that gets nothing (the queue was empty, or another worker won the task) releases the slot at
+ * once (test: "a claim loser releases its gate slot (six servers lease one message at once)").
  */
 export async function leaseThroughGate(
   ctx: EngineContext,

@@ -2,7 +2,7 @@ import type { EngineContext } from '../context.js';
 import type { NamedTask } from './gated-lease.js';
 
 /**
- * The repair of write-then-enqueue dispatch (seed 003). A crash between a transaction's commit and the
+ * The repair of write-then-enqueue dispatch (invariant 17). A crash between a transaction's commit and the
  * dispatcher's enqueue leaves tasks queued with no message behind them. Two paths send them again:
  * - a background round sends queued tasks that have waited longer than `redispatchAfterMs` (a duplicate
  *   message is harmless: a lease by id leases only a task still queued at that attempt);

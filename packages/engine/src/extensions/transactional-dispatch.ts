@@ -32,7 +32,7 @@ export interface UndispatchedTasks {
 }
 
 /**
- * What the engine settled on at construction (seed 003's negotiation, in Weft's terms):
+ * What the engine settled on at construction (see docs/guide/custom-dispatchers.md):
  * - `rows`: Weft's own dispatcher; queue or outbox rows are written with the transaction.
  * - `in_transaction`: the store can hand out its transaction and the dispatcher can join it, so each
  *   write and its messages commit together.

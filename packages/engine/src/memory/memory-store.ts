@@ -68,9 +68,10 @@ export class MemoryStore implements Store, TransactionalStore, UndispatchedTasks
    * conformance: list (joins the transaction) on MemoryStore").
    */
   async runInTransaction<T>(fn: (scope: TransactionScope) => Promise<T>): Promise<T> {
-    // One at a time (tests: "run one at a time", and the conformance races such as "of several concurrent
-    // claimers of one task exactly one wins"); one opened inside another runs at once, its locks honoured
-    // (test: "a transaction opened inside another runs at once; the outer one's run locks still count").
+    // One at a time (tests: "run one at a time: a second transaction starts after the first ends", and the
+    // conformance races such as "of several concurrent claimers of one task exactly one wins"); one opened
+    // inside another runs at once, its locks honoured (test: "a transaction opened inside another runs at
+    // once; the outer one’s run locks still count").
     const enclosing = this.current.getStore();
     const release = enclosing && !enclosing.ended ? null : await this.mutex.acquire();
     const scope = new TxScope(this.clock.now());

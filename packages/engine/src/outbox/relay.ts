@@ -66,15 +66,15 @@ export class Relay {
 }
 
 /**
- * Claims, delivers and marks one batch of a destination's rows in one transaction (seed 001, invariant 5):
- * the claim locks the rows (SKIP LOCKED, so relays never take the same row), the destination delivers
- * them (inside this transaction when the destination is the engine itself), and the marks commit with
- * everything else. A crash anywhere before commit leaves the rows pending and they are delivered again,
- * with the same message id (test: "the relay killed between delivery and mark redelivers").
+ * Claims, delivers and marks one batch of a destination's rows in one transaction (invariant 7): the claim
+ * locks the rows (SKIP LOCKED, so relays never take the same row), the destination delivers them (inside this
+ * transaction when the destination is the engine itself), and the marks commit with everything else. A crash
+ * anywhere before commit leaves the rows pending and they are delivered again, with the same message id
+ * (test: "the relay killed between delivery and mark redelivers, and the consumer sees the same id").
  *
- * A row whose destination no one registered is never marked delivered: it fails like any other delivery
- * and backs off, until it is delivered or becomes a dead letter (test: "an unregistered destination backs
- * off and dead-letters").
+ * A row whose destination no one registered is never marked delivered: it fails like any other delivery and
+ * backs off, until it is delivered or becomes a dead letter (invariant 8; test: "an unregistered destination
+ * backs off and dead-letters, and replay delivers it").
  *
  * Returns the number of rows claimed.
  */

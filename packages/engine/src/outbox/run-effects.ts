@@ -162,9 +162,9 @@ function parentKey(p: { runId: string; nodeId: string; iteration: string; attemp
 }
 
 /**
- * The idempotency key of a run started by a node: the starting attempt's identity. The attempt is part of
- * it (seed 001, invariant 6): without it a retried node's start would be absorbed as a duplicate of the
- * previous attempt's child, which has already finished, and the retry would wait forever (test: "a retried
+ * The idempotency key of a run started by a node: the starting attempt's identity. The attempt is part of it
+ * (invariant 10): without it a retried node's start would be absorbed as a duplicate of the previous
+ * attempt's child, which has already finished, and the retry would wait forever (test: "a retried
  * sub-workflow node starts a new child").
  */
 export function childStartKey(p: {

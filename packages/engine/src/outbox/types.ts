@@ -1,8 +1,8 @@
 import type { EventMessage, Json } from '@weft/core';
 
 /**
- * The transactional outbox (seed 000): every effect that leaves a run is a row written in the
- * transaction of the change it describes, and a relay delivers it after commit, at least once.
+ * The transactional outbox (invariant 7): every effect that leaves a run is a row written in the transaction
+ * of the change it describes, and a relay delivers it after commit, at least once.
  */
 
 /** Effects on other runs: child starts, cancel cascades, parent wake-ups. Delivered inside PostgreSQL. */

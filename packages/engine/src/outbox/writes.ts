@@ -65,12 +65,12 @@ type FinalStatus = Extract<RunStatus, 'completed' | 'failed' | 'cancelled' | 'te
 /**
  * The writes that announce a run's end, in the transaction that ends it.
  *
- * A child's outcome goes straight into its parent's inbox, so it exists exactly when the child's end
- * commits: a parent is never woken for a child whose completion rolled back (seed 001, invariant 5; test:
- * "a child whose completion rolls back does not wake its parent"). The parent's decide-queue row is asked
- * for through the outbox (`wake_run`), not upserted here: this transaction has claimed the child's
- * decide-queue row, and upserting another run's row as well could wait on a transaction that waits on
- * us (docs/contributing.md: a transaction claims or upserts decide-queue rows, never both).
+ * A child's outcome goes straight into its parent's inbox, so it exists exactly when the child's end commits:
+ * a parent is never woken for a child whose completion rolled back (invariant 7; test: "a child whose
+ * completion rolls back does not wake its parent"). The parent's decide-queue row is asked for through the
+ * outbox (`wake_run`), not upserted here: this transaction has claimed the child's decide-queue row, and
+ * upserting another run's row as well could wait on a transaction that waits on us (docs/contributing.md: a
+ * transaction claims or upserts decide-queue rows, never both).
  */
 export function finishRows(
   run: LockedRun,

@@ -25,8 +25,8 @@ export interface SystemRunnerOptions {
 
 /**
  * Runs the server's own tasks (`weft.*`, such as `http`) in process, as a worker like any other (see
- * InProcessWorker): leased, renewed and reported through the task service, with no shortcut around the
- * lease (seed 001, invariant 7; test: "the system-task runner goes through leases and fencing").
+ * InProcessWorker): leased, renewed and reported through the task service, with no shortcut around the lease
+ * (invariant 13; test: "the system-task runner goes through leases and fencing").
  */
 export class SystemTaskRunner {
   readonly name: string;

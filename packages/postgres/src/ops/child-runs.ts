@@ -6,11 +6,11 @@ import { RUN_COLUMNS } from './runs.js';
 /**
  * Inserts runs started by other runs' nodes, deduplicated on their start keys (the starting attempt's
  * identity, attempt included). A start delivered twice (the relay redelivers after a crash; an operator
- * replays a dead letter) finds its key taken: ON CONFLICT DO NOTHING absorbs it, and only the runs whose
- * key this statement inserted are inserted and come back, locked by this transaction, to be decided (seed
- * 001, invariant 6; tests: "a retried sub-workflow node starts a new child", "a start delivered twice
- * starts one child"). Two transactions inserting one key at once: the second waits on the key's unique
- * index until the first ends, then inserts nothing.
+ * replays a dead letter) finds its key taken: ON CONFLICT DO NOTHING absorbs it, and only the runs whose key
+ * this statement inserted are inserted and come back, locked by this transaction, to be decided (invariant
+ * 10; tests: "a retried sub-workflow node starts a new child", "a start delivered twice starts one child").
+ * Two transactions inserting one key at once: the second waits on the key's unique index until the first
+ * ends, then inserts nothing.
  */
 export async function insertChildRuns(sql: Db, runs: readonly NewRun[]): Promise<LockedRun[]> {
   if (runs.length === 0) return [];

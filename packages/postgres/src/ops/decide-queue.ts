@@ -1,11 +1,11 @@
 import type { Db } from '../db.js';
 
 /**
- * Claims pending decisions by deleting their rows. Call it after locking the runs and before reading any
- * of their state, in the transaction that decides: a rollback puts the rows back, and an event committed
- * after the claim inserts a fresh row and so earns its own pass (seed 001, invariants 1 and 2).
- * If a reporter holds a row through its upsert, this DELETE waits for that reporter to commit, and the
- * reads that follow see its change (test: "decide queue interlock").
+ * Claims pending decisions by deleting their rows. Call it after locking the runs and before reading any of
+ * their state, in the transaction that decides: a rollback puts the rows back, and an event committed after
+ * the claim inserts a fresh row and so earns its own pass (invariants 2 and 3). If a reporter holds a row
+ * through its upsert, this DELETE waits for that reporter to commit, and the reads that follow see its change
+ * (test: "decide queue interlock").
  */
 export async function claimDecisions(sql: Db, runIds: readonly string[]): Promise<string[]> {
   if (runIds.length === 0) return [];

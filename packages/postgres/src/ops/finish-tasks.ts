@@ -3,10 +3,11 @@ import type { Db } from '../db.js';
 import { jsonText } from '../db.js';
 
 /**
- * Applies workers' reports. A report lands only if its attempt and lease token match the task and the
- * task is still running (seed 001, invariant 7): a finished task stays finished even if a late report
- * carries the right token (test: "a report after the task timed out is refused"). A report past the
- * attempt's deadline is refused too. Refused reports come back with the reason, for the run's history.
+ * Applies workers' reports. A report lands only if its attempt and lease token match the task and the task is
+ * still running (invariants 13 and 14): a finished task stays finished even if a late report carries the
+ * right token (test: "refuses a report after the attempt timed out, even with the right token and attempt").
+ * A report past the attempt's deadline is refused too. Refused reports come back with the reason, for the
+ * run's history.
  *
  * `attempt + 0` and `coalesce(status, '')` are the same tests, written so the planner cannot use them to
  * pick an index: left plain, it reads the partial index of running tasks (whose estimate is small and
@@ -37,8 +38,8 @@ export async function finishTasks(
             OR (SELECT n.namespace FROM weft.runs n WHERE n.id = t.run_id) = ${namespace ?? null}::text)
     RETURNING t.id, t.node_id, t.iteration, t.attempt, t.lease_token::text`.execute();
   // By attempt and token, not task alone: of two reports on one task in a batch (a stale lease's and the
-  // current one's), only the one that landed is accepted (conformance test: "in one batch, a stale report
-  // and the holder's on the same task get their own verdicts").
+  // current one's), only the one that landed is accepted (conformance test: "in one batch, a stale report and
+  // the holder’s on the same task get their own verdicts").
   const landed = (r: Pick<TaskReport, 'taskId' | 'attempt' | 'leaseToken'>) =>
     `${r.taskId}/${r.attempt}/${r.leaseToken}`.toLowerCase();
   const byId = new Map(accepted.map((a) => [landed({ ...a, taskId: a.id }), a]));

@@ -15,11 +15,11 @@ import { fromJson, type LeasedJson, leasedColumns, leaseSet } from './lease-task
  * but moved to the table queue, where the gated path counts it against the cap (test: "a task announced
  * before its type was capped is moved to the table queue and leased under the cap").
  *
- * The move is a check-then-write across transactions (is there a queue row yet?), serialised on the task
- * row: the first statement locks the rows of the tasks to move (waiting, in key order), and the insert is
- * a second statement, whose snapshot is taken once the locks are held, so it sees a move committed by a
- * concurrent lease and inserts nothing (test: "tasks of a type capped since they were announced are moved
- * to the table once each"). Returns the leased tasks, and the task types moved, by namespace.
+ * The move is a check-then-write across transactions (is there a queue row yet?), serialised on the task row:
+ * the first statement locks the rows of the tasks to move (waiting, in key order), and the insert is a second
+ * statement, whose snapshot is taken once the locks are held, so it sees a move committed by a concurrent
+ * lease and inserts nothing (test: "tasks of a type capped since they were announced are moved to the table
+ * once each, then capped"). Returns the leased tasks, and the task types moved, by namespace.
  */
 export async function leaseTasksById(
   sql: Db,

@@ -32,14 +32,14 @@ interface Usage {
  *
  * 1. Read the best candidates (by priority, then age) and the concurrency caps of the requested types.
  * 2. Take the transaction-scoped advisory lock of every gate those candidates need, in key order (so two
- *    leasers never deadlock), then, by statements that start after the locks are held, read each gate's
- *    use and lock the candidate rows (SKIP LOCKED). Counting before the lock, or in the statement that
- *    takes it, would read a snapshot from before the previous holder committed: ten leasers would each
- *    see room for the whole cap (seed 001, invariant 9; test: "concurrency cap under contention").
+ *    leasers never deadlock), then, by statements that start after the locks are held, read each gate's use
+ *    and lock the candidate rows (SKIP LOCKED). Counting before the lock, or in the statement that takes it,
+ *    would read a snapshot from before the previous holder committed: ten leasers would each see room for the
+ *    whole cap (invariant 18; test: "ten dispatchers leasing at once never hold more than the cap").
  * 3. Admit candidates in order while every gate each one needs has room: all or nothing per task, so two
- *    tasks needing the same two permits never hold one each. A task refused stays on the queue, free for
- *    the next lease (not leased and left to expire); one refused by a rate limit is held back until its
- *    window has room.
+ *    tasks needing the same two permits never hold one each. A task refused stays on the queue, free for the
+ *    next lease (not leased and left to expire); one refused by a rate limit is held back until its window
+ *    has room.
  * 4. Lease the admitted tasks and write their holds, in one statement.
  *
  * A hold counts only while its attempt is running, so the permit is released by the very statement that

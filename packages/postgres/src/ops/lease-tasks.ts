@@ -49,10 +49,10 @@ export const leasedColumns = (sql: Db) =>
 /**
  * Leases queued tasks: takes queue rows (SKIP LOCKED, so pollers never wait on each other) and marks their
  * tasks running with a fresh random lease token, in one statement, so the queue and the task can never
- * disagree about who holds it (seed 001, invariant 7). A queue row whose task is no longer queued (the run
- * was cancelled) is deleted and skipped. So is one of a paused run: pause stops new work from starting,
- * and resume puts the run's queued tasks back on the queue (test: "a paused run's queued task is not
- * leased until resume"). Returns the leased tasks and how many queue rows were taken.
+ * disagree about who holds it (invariant 13). A queue row whose task is no longer queued (the run was
+ * cancelled) is deleted and skipped. So is one of a paused run: pause stops new work from starting, and
+ * resume puts the run's queued tasks back on the queue (invariant 5; test: "does not lease a task of a paused
+ * run"). Returns the leased tasks and how many queue rows were taken.
  *
  * This is the fast path: it takes only rows under no limit (no gates, a task type with no concurrency
  * cap), takes no lock and reads no usage. When rows under a limit wait for these task types it takes

@@ -2,10 +2,10 @@ import type { Db } from '../db.js';
 
 /**
  * Takes the quota lock of each given namespace that has a quota: a transaction-scoped advisory lock on
- * `quota:<namespace>:`, released at commit or rollback. The insert that follows in the same pipeline
- * counts running runs with a snapshot taken after the lock is held, so two starters cannot both see the
- * last free place (seed 001, invariant 9; test: "a namespace quota holds under concurrent starts").
- * Namespaces without a quota take no lock.
+ * `quota:<namespace>:`, released at commit or rollback. The insert that follows in the same pipeline counts
+ * running runs with a snapshot taken after the lock is held, so two starters cannot both see the last free
+ * place (invariant 18; test: "ten starters at once never make more running runs than the quota"). Namespaces
+ * without a quota take no lock.
  */
 export async function lockQuotas(sql: Db, namespaces: readonly string[]): Promise<void> {
   if (namespaces.length === 0) return;

@@ -2,10 +2,10 @@ import type { Db } from '../db.js';
 
 /**
  * Running and compensating runs with nothing that could wake them: no queued or running attempt (a
- * rate-limited task waits on the queue, so its run has one), no timer, no pending decision, no inbox
- * event, and no history event for `idleMs`. A compensating run runs its compensations as tasks, so it
- * stalls the same way (test: "the sweeper repairs a compensating run whose compensation report was
- * lost"). Reads the live-runs index; advisory (no locks): the caller re-checks under the run locks.
+ * rate-limited task waits on the queue, so its run has one), no timer, no pending decision, no inbox event,
+ * and no history event for `idleMs`. A compensating run runs its compensations as tasks, so it stalls the
+ * same way (invariant 26; test: "repairs a compensating run whose compensation report was lost"). Reads the
+ * live-runs index; advisory (no locks): the caller re-checks under the run locks.
  */
 export async function stuckRuns(sql: Db, idleMs: number, limit: number): Promise<string[]> {
   const rows = await sql<{ id: string }[]>`

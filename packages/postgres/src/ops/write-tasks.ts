@@ -5,11 +5,11 @@ import { bools, jsonText } from '../db.js';
 const FINAL = ['completed', 'failed', 'timed_out', 'cancelled', 'skipped'];
 
 /**
- * Inserts new attempts. An attempt whose identity (run, node, iteration, attempt) exists already is
- * absorbed by ON CONFLICT DO NOTHING, and in the same statement its run gets a decide-queue request: the
- * decision that wanted the insert saw stale state, and one more pass sees the true state (seed 001,
- * absorbed duplicates). The caller holds those runs' locks, so the upsert waits on no one. Returns the
- * absorbed rows. A row with `lease` starts running for that worker.
+ * Inserts new attempts. An attempt whose identity (run, node, iteration, attempt) exists already is absorbed
+ * by ON CONFLICT DO NOTHING, and in the same statement its run gets a decide-queue request: the decision that
+ * wanted the insert saw stale state, and one more pass sees the true state (invariant 4). The caller holds
+ * those runs' locks, so the upsert waits on no one. Returns the absorbed rows. A row with `lease` starts
+ * running for that worker.
  */
 export async function insertTasks(sql: Db, rows: readonly NewTaskRow[]): Promise<NewTaskRow[]> {
   if (rows.length === 0) return [];

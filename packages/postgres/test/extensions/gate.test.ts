@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempBlobs } from '../fleet.js';
 import { completed, eventually, lease, work } from '../helpers.js';
 
-// The gate (seed 003's StepGate): asked before every claim, on the table poll path and on leases by id.
-// An org-wide cap is one counter shared by every engine, here in one process for the test to read.
+// The gate (the engine's `Gate` extension point): asked before every claim, on the table poll path and on
+// leases by id. An org-wide cap is one counter shared by every engine, here in one process for the test to
+// read.
 
 /** A cap of `max` slots shared by every engine given it; `deferFirst` refusals before anything is admitted. */
 class CapGate implements Gate {

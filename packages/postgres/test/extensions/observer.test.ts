@@ -9,7 +9,7 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { completed, type Harness, harness, lease, work } from '../helpers.js';
 
-// Observers, tracers and after-commit hooks hear only of what committed (seed 003: run started is emitted
+// Observers, tracers and after-commit hooks hear only of what committed (invariant 7: a start is reported
 // after commit). A rollback is forced after the writes with the fault point `pass.after-write`.
 
 const DIAMOND = `

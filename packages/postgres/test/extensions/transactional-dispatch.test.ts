@@ -15,9 +15,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempBlobs } from '../fleet.js';
 import { completed } from '../helpers.js';
 
-// Seed 003's transactional dispatch, negotiated between the store and the dispatcher: a dispatcher that
-// joins the store's transaction commits its messages with the tasks; one that enqueues after commit has a
-// window, and the engine repairs what a crash in it leaves behind.
+// Transactional dispatch (invariants 7 and 17), negotiated between the store and the dispatcher: a dispatcher
+// that joins the store's transaction commits its messages with the tasks; one that enqueues after commit has
+// a window, and the engine repairs what a crash in it leaves behind.
 
 const CHAIN = `
 name: chain

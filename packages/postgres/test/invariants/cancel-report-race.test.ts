@@ -4,10 +4,10 @@ import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plantDefinition, plantRun } from '../planted.js';
 
-// Seed 001, invariant 7: a finished attempt stays finished. Cancelling a run's open attempts (a run's end,
-// a cancel, a terminate) reads which attempts are open from its snapshot; a worker's report may complete
-// one of them and commit while the cancel waits for that row. The cancel must see the completion and
-// leave the attempt completed, with its output, rather than overwrite it.
+// Invariant 14: a finished attempt stays finished. Cancelling a run's open attempts (a run's end, a cancel, a
+// terminate) reads which attempts are open from its snapshot; a worker's report may complete one of them and
+// commit while the cancel waits for that row. The cancel must see the completion and leave the attempt
+// completed, with its output, rather than overwrite it.
 
 let db: TestDatabase;
 let worker: PgStore;

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempBlobs } from '../fleet.js';
 import { completed, eventually, type Harness, harness } from '../helpers.js';
 
-// Child runs meet limits. A parent stopped while its child holds a semaphore permit stops the child
-// through the outbox, and the child's attempt gives its permit back in the transaction that cancels (or
-// terminates) it, with no lease to wait out (seed 001, invariant 7). A namespace's quota counts children,
-// but never refuses one: it belongs to a run the quota already admitted.
+// Child runs meet limits. A parent stopped while its child holds a semaphore permit stops the child through
+// the outbox, and the child's attempt gives its permit back in the transaction that cancels (or terminates)
+// it, with no lease to wait out (invariant 15). A namespace's quota counts children, but never refuses one:
+// it belongs to a run the quota already admitted.
 
 const KID = `
 name: kid

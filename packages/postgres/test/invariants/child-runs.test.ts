@@ -4,7 +4,7 @@ import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually, failed } from '../helpers.js';
 
-// Seed 001, invariants 5 and 6, for runs started by runs:
+// Invariants 7, 9 and 10, for runs started by runs:
 // - the child's outcome reaches the parent in the child's own transaction, so a parent is never woken
 //   for a child whose completion rolled back;
 // - child starts are deduplicated on a key that includes the parent attempt, so a retry starts a new child;

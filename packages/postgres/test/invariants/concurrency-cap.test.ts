@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fleet, fleet, pollAll } from '../fleet.js';
 import { completed } from '../helpers.js';
 
-// Seed 001, invariant 9, first instance: a concurrency cap per task type holds when ten dispatchers on
-// ten connections lease at the same instant. Each counts the running tasks of the type under the type's
-// transaction-scoped advisory lock, with a statement that starts after the lock is held; without the
-// lock, each of them reads the same count and grants itself the whole cap.
+// Invariant 18: a concurrency cap per task type holds when ten dispatchers on ten connections lease at the
+// same instant. Each counts the running tasks of the type under the type's transaction-scoped advisory lock,
+// with a statement that starts after the lock is held; without the lock, each of them reads the same count
+// and grants itself the whole cap.
 
 const CAP = 5;
 let f: Fleet;

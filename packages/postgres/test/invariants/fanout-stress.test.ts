@@ -4,9 +4,9 @@ import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed } from '../helpers.js';
 
-// Seed 001, "the second door": a fan-out benchmark once left runs stranded with every branch complete and
-// the join never scheduled. Here 40 runs of a 10-branch fan-out with a join are worked by four workers,
-// each on its own connections, reporting in batches that mix runs. Every run must finish, every time.
+// Invariant 3: a fan-out benchmark once left runs stranded with every branch complete and the join never
+// scheduled. Here 40 runs of a 10-branch fan-out with a join are worked by four workers, each on its own
+// connections, reporting in batches that mix runs. Every run must finish, every time.
 
 const WIDTH = 10;
 const RUNS = 40;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually, type Harness, harness, lease } from '../helpers.js';
 
-// Seed 001, invariant 7: a report lands only with the current attempt, the lease token, and a task that
-// is still running. Refused reports are recorded in the run's history.
+// Invariants 13 and 14: a report lands only with the current attempt, the lease token, and a task that is
+// still running. Refused reports are recorded in the run's history.
 
 let h: Harness;
 beforeAll(async () => {

@@ -4,12 +4,11 @@ import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually } from '../helpers.js';
 
-// Seed 001, invariant 9 ("the history sequence"): seq is MAX(seq) + 1, which is only safe under the run's
-// row lock, read after the lock is held. Six workers finishing six branches at the same instant, each on
-// its own connection, must give seven completion events (the fork and its six branches) with distinct,
-// gap-free sequence numbers. Read in the locking statement's snapshot, two reporters number their events
-// the same; the history's primary key then refuses one of them (and without the key, a reader following
-// the log by `seq > cursor` would skip one).
+// Invariant 20: seq is MAX(seq) + 1, which is only safe under the run's row lock, read after the lock is
+// held. Six workers finishing six branches at the same instant, each on its own connection, must give seven
+// completion events (the fork and its six branches) with distinct, gap-free sequence numbers. Read in the
+// locking statement's snapshot, two reporters number their events the same; the history's primary key then
+// refuses one of them (and without the key, a reader following the log by `seq > cursor` would skip one).
 
 const WIDTH = 6;
 const FAN = `

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fleet, fleet } from '../fleet.js';
 import { eventually } from '../helpers.js';
 
-// Seed 001 ("one where a shared transaction was enough"): a human task claim is one conditional UPDATE.
-// Ten people claiming one task at the same instant, each through their own connection: exactly one wins,
-// whatever the interleaving, because the losers re-check `claimed_by IS NULL` after the winner commits.
+// Invariant 19: a human task claim is one conditional UPDATE. Ten people claiming one task at the same
+// instant, each through their own connection: exactly one wins, whatever the interleaving, because the losers
+// re-check `claimed_by IS NULL` after the winner commits.
 
 const APPROVAL = `
 name: approval

@@ -2,10 +2,10 @@ import { WeftError } from '@weft/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fleet, fleet } from '../fleet.js';
 
-// Seed 001, invariant 6: ten simultaneous starts with one idempotency key, each through its own engine and
-// connections, make exactly one run, and all ten answers name it. The key's primary key is the claim: a
-// loser waits for the winner's insert and finds the conflict; it looks the winner's run up only after its
-// own transaction has ended (inside it, a lookup in the claiming statement's snapshot finds nothing).
+// Invariant 11: ten simultaneous starts with one idempotency key, each through its own engine and
+// connections, make exactly one run, and all ten answers name it. The key's primary key is the claim: a loser
+// waits for the winner's insert and finds the conflict; it looks the winner's run up only after its own
+// transaction has ended (inside it, a lookup in the claiming statement's snapshot finds nothing).
 
 let f: Fleet;
 beforeAll(async () => {

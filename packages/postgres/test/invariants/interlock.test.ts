@@ -2,9 +2,9 @@ import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-// Seed 001, invariants 1 and 2: a decider's claim must wait for a reporter that has requested a decision
-// but not yet committed, so that the decider's reads see the report. With ON CONFLICT DO NOTHING the claim
-// slips past the uncommitted reporter, reads old state, and the wake-up is lost.
+// Invariants 2 and 3: a decider's claim must wait for a reporter that has requested a decision but not yet
+// committed, so that the decider's reads see the report. With ON CONFLICT DO NOTHING the claim slips past the
+// uncommitted reporter, reads old state, and the wake-up is lost.
 
 let db: TestDatabase;
 let reporter: PgStore;

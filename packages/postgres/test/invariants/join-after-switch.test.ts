@@ -3,10 +3,10 @@ import { eventually } from '../helpers.js';
 import { type Cluster, cluster, finish, take } from './cluster.js';
 
 // A join after a switch completes: the branches the switch did not take arrive at the join as skips
-// (dead-path elimination), so `join: all` waits only for branches that can still arrive. The branches
-// taken finish at the same instant, each reported through its own engine and connections, and the join
-// still fires exactly once. Without the skip arrivals the join waits for a branch that never comes, and
-// the run hangs at running with nothing left to wake it (seed 001).
+// (dead-path elimination), so `join: all` waits only for branches that can still arrive. The branches taken
+// finish at the same instant, each reported through its own engine and connections, and the join still fires
+// exactly once. Without the skip arrivals the join waits for a branch that never comes, and the run hangs at
+// running with nothing left to wake it (invariant 4).
 
 const RUNS = 24;
 const FORK = `

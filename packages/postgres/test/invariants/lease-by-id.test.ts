@@ -4,10 +4,10 @@ import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempBlobs } from '../fleet.js';
 
-// Seed 001, invariants 7 and 9, for leases by id (the Redis dispatcher's): six servers lease the same
-// announced tasks at the same instant. Each task is leased once. When the task type was capped after the
-// tasks were announced, none is leased by id: each is moved to the table queue exactly once (its task
-// row lock makes the move happen once), and the table's gated path then leases them within the cap.
+// Invariants 13, 16 and 18, for leases by id (the Redis dispatcher's): six servers lease the same announced
+// tasks at the same instant. Each task is leased once. When the task type was capped after the tasks were
+// announced, none is leased by id: each is moved to the table queue exactly once (its task row lock makes the
+// move happen once), and the table's gated path then leases them within the cap.
 
 let db: TestDatabase;
 const engines: Engine[] = [];

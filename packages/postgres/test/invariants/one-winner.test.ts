@@ -4,10 +4,10 @@ import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually } from '../helpers.js';
 
-// Seed 000 and 001 (invariant 4): decisions on one run are serialised by the run's row lock. Ten branches
-// completing at the same instant, each reported on its own connection, must fire the join exactly once.
-// Without the lock, concurrent decisions each see the others' branches as running and the join's arrival
-// list loses updates: the join never fires, or fires twice.
+// Invariant 1: decisions on one run are serialised by the run's row lock. Ten branches completing at the same
+// instant, each reported on its own connection, must fire the join exactly once. Without the lock, concurrent
+// decisions each see the others' branches as running and the join's arrival list loses updates: the join
+// never fires, or fires twice.
 
 const WIDTH = 10;
 const FAN = `

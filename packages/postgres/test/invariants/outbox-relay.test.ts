@@ -14,9 +14,9 @@ import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers.js';
 
-// Seed 001, invariant 5 ("no side effects inside a transaction", "nothing is ever silently dropped") and
-// invariant 6 (stable event ids), for the outbox relay: claim, deliver and mark in one transaction, with
-// several relays on their own connections at once.
+// Invariants 7 (nothing leaves a transaction before it commits), 8 (nothing is silently dropped) and 12
+// (stable message ids), for the outbox relay: claim, deliver and mark in one transaction, with several relays
+// on their own connections at once.
 
 let db: TestDatabase;
 const relays: Engine[] = [];

@@ -4,10 +4,10 @@ import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually } from '../helpers.js';
 
-// Seed 001, "Pause is not terminal": a paused run is not evaluated, so completions that land during the
-// pause wait in its inbox with their wake-ups dropped. Resume must ask for a decision in the same
-// transaction as the status flip, or the run sits at running forever with every branch done. And pause
-// must really stop new work: a task queued before the pause is not handed to a worker until resume.
+// Invariant 5: a paused run is not evaluated, so completions that land during the pause wait in its inbox
+// with their wake-ups dropped. Resume must ask for a decision in the same transaction as the status flip, or
+// the run sits at running forever with every branch done. And pause must really stop new work: a task queued
+// before the pause is not handed to a worker until resume.
 
 const WIDTH = 4;
 const FAN = `

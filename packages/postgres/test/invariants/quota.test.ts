@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fleet, fleet, pollAll } from '../fleet.js';
 
-// Seed 001, invariant 9: a namespace's quota of running runs holds when many starters race. Counting the
-// running runs and inserting new ones happen under the namespace's transaction-scoped advisory lock;
-// without it, every starter counts the same running runs and all of them insert.
+// Invariant 18: a namespace's quota of running runs holds when many starters race. Counting the running runs
+// and inserting new ones happen under the namespace's transaction-scoped advisory lock; without it, every
+// starter counts the same running runs and all of them insert.
 
 const NS = 'quota-ns';
 let f: Fleet;

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fleet, fleet, pollAll } from '../fleet.js';
 import { completed, eventually } from '../helpers.js';
 
-// Seed 001, invariant 9: a rate limit (N starts of a task per window, per key) holds when ten dispatchers
-// lease at once; the starts inside the window are counted under the key's advisory lock. A task refused
-// by the limit stays on the queue, held back until the window has room.
+// Invariant 18: a rate limit (N starts of a task per window, per key) holds when ten dispatchers lease at
+// once; the starts inside the window are counted under the key's advisory lock. A task refused by the limit
+// stays on the queue, held back until the window has room.
 
 const LIMIT = 3;
 let f: Fleet;

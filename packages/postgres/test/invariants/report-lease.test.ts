@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, failed } from '../helpers.js';
 
 // A report also leases queued tasks for the room its worker has left, in the report's own transaction
-// (seed 001, invariant 7: one holder per attempt, the queue and the task changed together). Reports and
-// polls on separate connections race for the same queued tasks: each task must reach one worker, and
-// the task row must name that worker and the token it was given.
+// (invariant 13: one holder per attempt, the queue and the task changed together). Reports and polls on
+// separate connections race for the same queued tasks: each task must reach one worker, and the task row must
+// name that worker and the token it was given.
 
 const ENGINES = 6;
 let db: TestDatabase;

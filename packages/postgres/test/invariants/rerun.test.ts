@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually } from '../helpers.js';
 
 // Rerun from a node of a finished run: that node and everything downstream run again as new attempts
-// (seed 001, invariant 6: a new attempt is a new identity, never an overwrite); upstream outputs are kept;
-// the run completes again. Two operators asking at the same instant, on separate connections, are
-// serialised by the run's row lock: one rerun happens, the other is refused with the state it found.
+// (invariant 10: a new attempt is a new identity, never an overwrite); upstream outputs are kept; the run
+// completes again. Two operators asking at the same instant, on separate connections, are serialised by the
+// run's row lock: one rerun happens, the other is refused with the state it found.
 
 const DEF = `
 name: rerunnable

@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually, failed } from '../helpers.js';
 import { sleep } from './cluster.js';
 
-// Saga compensation (seed 003, issue 8) touches the decider, so it keeps seed 001's invariants: the saga
-// log is written by the decisions that see completions (under the run lock), a failing run's first
-// compensation is asked for in the failing transaction (an inbox event and a decide-queue row), and each
-// compensation is an ordinary task run by a worker, outside any transaction.
+// Saga compensation touches the decider, so it keeps invariants 1 to 4 and adds invariant 24: the saga log is
+// written by the decisions that see completions (under the run lock), a failing run's first compensation is
+// asked for in the failing transaction (an inbox event and a decide-queue row), and each compensation is an
+// ordinary task run by a worker, outside any transaction.
 
 const STEPS = ['s1', 's2', 's3', 's4', 's5', 's6'];
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fleet, fleet, pollAll } from '../fleet.js';
 import { completed, eventually } from '../helpers.js';
 
-// Seed 001, invariant 7 (semaphore permits are leased, not held) and invariant 9 (counted under the
+// Invariant 15 (semaphore permits count only while their attempt runs) and invariant 18 (counted under the
 // semaphore's advisory lock). Two workflows share the semaphore `db` with 3 permits: `one` needs 1 permit,
 // `two` needs 2. Ten dispatchers lease at once; the permits held by running attempts never exceed 3.
 

@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fleet, fleet } from '../fleet.js';
 import { completed } from '../helpers.js';
 
-// Seed 001, invariants 7 and 9, for the server's own system-task runner. It polls every namespace at
-// once, yet an `http` task counts against the limits of its own namespace: its semaphore permits, and a
-// concurrency cap on `weft.http` set in that namespace. Five servers' runners poll at the same instant;
-// neither limit is ever exceeded, and one namespace's limits never hold back another's tasks.
+// Invariants 13, 16 and 18, for the server's own system-task runner. It polls every namespace at once, yet an
+// `http` task counts against the limits of its own namespace: its semaphore permits, and a concurrency cap on
+// `weft.http` set in that namespace. Five servers' runners poll at the same instant; neither limit is ever
+// exceeded, and one namespace's limits never hold back another's tasks.
 
 let f: Fleet;
 beforeAll(async () => {

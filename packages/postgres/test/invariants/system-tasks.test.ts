@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type Harness, harness } from '../helpers.js';
 
-// Seed 001, invariant 7, for the in-process system-task runner: it leases and reports through the task
-// service like any worker, so its results carry the attempt and the lease's fencing token. When its lease
-// is lost (here: a slow answer and a short lease), the attempt is retried, and the late result of the
-// first attempt is refused and recorded instead of overwriting the retry's.
+// Invariant 13, for the in-process system-task runner: it leases and reports through the task service like
+// any worker, so its results carry the attempt and the lease's fencing token. When its lease is lost (here: a
+// slow answer and a short lease), the attempt is retried, and the late result of the first attempt is refused
+// and recorded instead of overwriting the retry's.
 
 let h: Harness;
 let server: Server;

@@ -4,10 +4,10 @@ import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed } from '../helpers.js';
 
-// Seed 001, invariant 4: operator actions take the run's row lock, like every decision, so an operator's
-// terminate and a worker's completion are strictly ordered. Without it the completion's decision inserts
-// the next task while the terminate cancels "every open task" from a snapshot that cannot see it, and a
-// task is left running against a terminated run.
+// Invariant 1: operator actions take the run's row lock, like every decision, so an operator's terminate and
+// a worker's completion are strictly ordered. Without it the completion's decision inserts the next task
+// while the terminate cancels "every open task" from a snapshot that cannot see it, and a task is left
+// running against a terminated run.
 
 const CHAIN = `
 name: race
