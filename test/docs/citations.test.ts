@@ -8,10 +8,10 @@ import {
   citedTitles,
   type DeclaredTest,
   declaredTests,
-  filesUnder,
   findTest,
   invariantNumbers,
 } from './citations.js';
+import { filesUnder } from './files.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { blankCode } from './markdown.js';
 
@@ -170,20 +170,4 @@ export function badCitations(
     }
   }
   return bad;
-}
-
-/** Files under `dir` (relative to `root`) whose names match, skipping node_modules and dist. */
-export function filesUnder(root: string, dir: string, match: RegExp): string[] {
-  if (!existsSync(join(root, dir))) return [];
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const entry of readdirSync(join(root, d), { withFileTypes: true })) {
-      const path = join(d, entry.name);
-      if (entry.isDirectory()) {
-        if (entry.name !== 'node_modules' && entry.name !== 'dist') walk(path);
-      } else if (match.test(entry.name)) out.push(path);
-    }
-  };
-  walk(dir);
-  return out.sort();
 }

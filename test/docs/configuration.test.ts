@@ -2,23 +2,19 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { filesUnder } from './files.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Source files of the packages (their `src`) and of the examples. */
 function sources(): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (entry.name !== 'node_modules' && entry.name !== 'dist') walk(path);
-      } else if (/\.(ts|mjs|js)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(path);
-    }
-  };
-  for (const pkg of readdirSync(join(ROOT, 'packages'))) walk(join('packages', pkg, 'src'));
-  walk('examples');
-  return out;
+  const code = /\.(ts|mjs|js)$/;
+  return [
+    ...readdirSync(join(ROOT, 'packages')).flatMap((pkg) =>
+      filesUnder(ROOT, join('packages', pkg, 'src'), code),
+    ),
+    ...filesUnder(ROOT, 'examples', code),
+  ].filter((f) => !f.endsWith('.d.ts'));
 }
 
 /** Environment variables a file reads: `process.env.NAME`, `env.NAME`, `process.env['NAME']`. */

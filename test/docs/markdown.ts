@@ -1,5 +1,6 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, relative, resolve, sep } from 'node:path';
+import { filesUnder } from './files.js';
 
 /** A link found in a Markdown file: where it is, and what it points at as written. */
 export interface MarkdownLink {
@@ -16,25 +17,27 @@ export interface BrokenLink {
 }
 
 /**
- * Replaces fenced code blocks and inline code spans with spaces of the same shape, so that what looks like
- * a link or a heading inside code is not taken for one, and line numbers stay right.
+ * Replaces fenced code blocks (and, unless `keepInline`, inline code spans) with blank text of the same
+ * shape, so that what looks like a link or a heading inside code is not taken for one, and line numbers
+ * stay right.
  */
-export function blankCode(markdown: string): string {
-  const lines = markdown.split('\n');
+export function blankCode(markdown: string, keepInline = false): string {
   let fence: string | null = null;
-  const out = lines.map((line) => {
-    const opener = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
-    if (fence !== null) {
-      if (opener && opener[1]!.startsWith(fence)) fence = null;
-      return '';
-    }
-    if (opener) {
-      fence = opener[1]!;
-      return '';
-    }
-    return line.replace(/(`+)(.+?)\1/g, (m) => ' '.repeat(m.length));
-  });
-  return out.join('\n');
+  return markdown
+    .split('\n')
+    .map((line) => {
+      const opener = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+      if (fence !== null) {
+        if (opener && opener[1]!.startsWith(fence)) fence = null;
+        return '';
+      }
+      if (opener) {
+        fence = opener[1]!;
+        return '';
+      }
+      return keepInline ? line : line.replace(/(`+)(.+?)\1/g, (m) => ' '.repeat(m.length));
+    })
+    .join('\n');
 }
 
 /**
@@ -60,7 +63,8 @@ export function githubSlug(heading: string): string {
 export function anchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
-  const code = blankCodeBlocksOnly(markdown);
+  // Headings may hold inline code, whose text counts.
+  const code = blankCode(markdown, true);
   for (const line of code.split('\n')) {
     const heading = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (heading) {
@@ -72,26 +76,6 @@ export function anchorsOf(markdown: string): Set<string> {
     for (const m of line.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(m[1]!);
   }
   return anchors;
-}
-
-/** Fenced blocks only (headings may hold inline code, whose text counts). */
-function blankCodeBlocksOnly(markdown: string): string {
-  const lines = markdown.split('\n');
-  let fence: string | null = null;
-  return lines
-    .map((line) => {
-      const opener = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
-      if (fence !== null) {
-        if (opener && opener[1]!.startsWith(fence)) fence = null;
-        return '';
-      }
-      if (opener) {
-        fence = opener[1]!;
-        return '';
-      }
-      return line;
-    })
-    .join('\n');
 }
 
 /** Inline links and images (`[text](target)`), and reference definitions (`[name]: target`), outside code. */
@@ -161,14 +145,5 @@ function checkTarget(
 
 /** The repository's documentation: README.md and every Markdown file under docs/, relative to `root`. */
 export function documentationFiles(root: string): string[] {
-  const out = ['README.md'];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.md')) out.push(path);
-    }
-  };
-  walk('docs');
-  return out.sort();
+  return ['README.md', ...filesUnder(root, 'docs', /\.md$/)];
 }
