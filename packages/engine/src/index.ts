@@ -30,7 +30,6 @@ export * from './limit-service.js';
 export * from './limits.js';
 export * from './logger.js';
 export * from './loop.js';
-export * from './memory/index.js';
 export * from './outbox/child-cascade.js';
 export * from './outbox/destination.js';
 export * from './outbox/relay.js';

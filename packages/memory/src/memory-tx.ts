@@ -1,9 +1,20 @@
 import { type Definition, type Json, type RunEvent, WeftError } from '@weft/core';
-import type { LimitRecord } from '../limits.js';
-import type { OutboxOutcome, OutboxRetryPolicy, ReplaySelection } from '../outbox/types.js';
-import type { TaskReport, WriteSet } from '../records.js';
-import type { ScheduleFire, ScheduleSpec } from '../schedule-records.js';
-import type { IdempotentRun, LeaseRequest, MailboxStateKey, NewRun, StateKey, StoreTx } from '../store.js';
+import type {
+  IdempotentRun,
+  LeaseRequest,
+  LimitRecord,
+  MailboxStateKey,
+  NewRun,
+  OutboxOutcome,
+  OutboxRetryPolicy,
+  ReplaySelection,
+  ScheduleFire,
+  ScheduleSpec,
+  StateKey,
+  StoreTx,
+  TaskReport,
+  WriteSet,
+} from '@weft/engine';
 import * as admin from './admin.js';
 import { definitionRecord, type Op } from './convert.js';
 import * as decisions from './decisions.js';

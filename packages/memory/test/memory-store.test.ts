@@ -1,6 +1,7 @@
 import { definitionHash, parseDefinition } from '@weft/core';
+import { emptyWriteSet, type Store, uuidv7, type Wakeup, type WriteSet } from '@weft/engine';
 import { describe, expect, it } from 'vitest';
-import { emptyWriteSet, MemoryStore, type Store, uuidv7, type Wakeup, type WriteSet } from '../src/index.js';
+import { MemoryStore } from '../src/index.js';
 
 // What is particular to the in-memory store: its transactions (one at a time, nested ones, commit inside
 // `write`), its clock and its wake-ups. The behaviour it shares with every store is checked by the

@@ -4,9 +4,9 @@ import type {
   OutboxRetryPolicy,
   OutboxRow,
   OutboxWrite,
+  Page,
   ReplaySelection,
-} from '../outbox/types.js';
-import type { Page } from '../store.js';
+} from '@weft/engine';
 import { byText, type Op, outboxRow, plus } from './convert.js';
 import { checkCursor } from './runs.js';
 import { key } from './state.js';

@@ -1,4 +1,4 @@
-import type { WriteSet } from '../records.js';
+import type { WriteSet } from '@weft/engine';
 import type { Op } from './convert.js';
 import {
   appendHistory,

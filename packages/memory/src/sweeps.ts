@@ -1,5 +1,4 @@
-import { RUNS_DESTINATION } from '../outbox/types.js';
-import type { ExpiredTask } from '../store.js';
+import { type ExpiredTask, RUNS_DESTINATION } from '@weft/engine';
 import { byText, type Op, plus } from './convert.js';
 import { insertOutboxRow } from './outbox.js';
 import { enc, key, type RunRow } from './state.js';

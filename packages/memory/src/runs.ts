@@ -1,6 +1,5 @@
 import { type Definition, WeftError } from '@weft/core';
-import type { DefinitionRecord, LockedRun, RunUpdateRow } from '../records.js';
-import type { IdempotentRun, NewRun } from '../store.js';
+import type { DefinitionRecord, IdempotentRun, LockedRun, NewRun, RunUpdateRow } from '@weft/engine';
 import { byText, definitionRecord, lockedRun, type Op } from './convert.js';
 import { enc, key, type RunRow } from './state.js';
 

@@ -1,12 +1,6 @@
+import { type DispatchTask, emptyWriteSet, negotiateDispatch, type QueueDispatcher } from '@weft/engine';
 import { describe, expect, it } from 'vitest';
-import {
-  type DispatchTask,
-  emptyWriteSet,
-  isMemoryTransactionHandle,
-  MemoryStore,
-  negotiateDispatch,
-  type QueueDispatcher,
-} from '../src/index.js';
+import { isMemoryTransactionHandle, MemoryStore } from '../src/index.js';
 
 // MemoryStore's transactional-dispatch capability: a dispatcher joining its transactions registers what
 // it sends with `afterCommit`, which happens when the transaction commits and never when it rolls back.

@@ -1,9 +1,16 @@
 import type { Arrival, Definition, JsonObject, RunError, TaskError } from '@weft/core';
-import type { HumanTaskRecord } from '../human-records.js';
-import type { OutboxPayload, OutboxRow } from '../outbox/types.js';
-import type { DefinitionRecord, LeasedTask, LockedRun, RunRecord, TaskRecord } from '../records.js';
-import type { ScheduleRecord } from '../schedule-records.js';
-import type { LoadedTask } from '../store.js';
+import type {
+  DefinitionRecord,
+  HumanTaskRecord,
+  LeasedTask,
+  LoadedTask,
+  LockedRun,
+  OutboxPayload,
+  OutboxRow,
+  RunRecord,
+  ScheduleRecord,
+  TaskRecord,
+} from '@weft/engine';
 import type { LockTable, TxScope } from './locks.js';
 import {
   type DefinitionRow,

@@ -1,4 +1,4 @@
-import type { DispatchTask } from '../dispatcher.js';
+import type { DispatchTask } from '@weft/engine';
 import { byText, type Op, plus } from './convert.js';
 import { key } from './state.js';
 

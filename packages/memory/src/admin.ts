@@ -1,5 +1,4 @@
-import type { LimitRecord, LimitUsage } from '../limits.js';
-import type { ScheduleFire, ScheduleRecord, ScheduleSpec } from '../schedule-records.js';
+import type { LimitRecord, LimitUsage, ScheduleFire, ScheduleRecord, ScheduleSpec } from '@weft/engine';
 import { byText, type Op, plus, scheduleRecord } from './convert.js';
 import { activeRuns } from './runs.js';
 import { enc, key, type LimitRow, type ScheduleRow } from './state.js';

@@ -1,7 +1,13 @@
 import type { TaskStatus } from '@weft/core';
-import { RUNS_DESTINATION } from '../outbox/types.js';
-import type { NewTaskRow, ReportVerdict, TaskReport, TaskUpdateRow } from '../records.js';
-import type { LoadedTask, StateKey } from '../store.js';
+import {
+  type LoadedTask,
+  type NewTaskRow,
+  type ReportVerdict,
+  RUNS_DESTINATION,
+  type StateKey,
+  type TaskReport,
+  type TaskUpdateRow,
+} from '@weft/engine';
 import { byText, loadedTask, type Op, plus } from './convert.js';
 import { requestDecision } from './decisions.js';
 import { insertOutboxRow } from './outbox.js';

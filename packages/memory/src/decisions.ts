@@ -1,6 +1,5 @@
 import type { Mailbox, RunEvent } from '@weft/core';
-import type { HistoryRow, InboxItem, MailboxRow, TimerRow } from '../records.js';
-import type { MailboxStateKey } from '../store.js';
+import type { HistoryRow, InboxItem, MailboxRow, MailboxStateKey, TimerRow } from '@weft/engine';
 import { byText, type Op, plus } from './convert.js';
 import { enc, key } from './state.js';
 

@@ -1,6 +1,7 @@
 import { definitionHash, parseDefinition } from '@weft/core';
+import { emptyWriteSet, type NewTaskRow, uuidv7, type WriteSet } from '@weft/engine';
 import { describe, expect, it } from 'vitest';
-import { emptyWriteSet, MemoryStore, type NewTaskRow, uuidv7, type WriteSet } from '../src/index.js';
+import { MemoryStore } from '../src/index.js';
 
 // The repair capability of the in-memory store: a queue dispatcher that enqueues after commit relies on
 // it to find queued tasks whose message a crash between commit and enqueue lost.

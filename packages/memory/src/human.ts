@@ -1,5 +1,5 @@
 import type { Json } from '@weft/core';
-import type { HumanTaskRecord, HumanTaskState, InboxFilter, NewHumanTaskRow } from '../human-records.js';
+import type { HumanTaskRecord, HumanTaskState, InboxFilter, NewHumanTaskRow } from '@weft/engine';
 import { humanRecord, type Op } from './convert.js';
 import { enc, type HumanRow, key } from './state.js';
 import { putTask } from './tasks.js';

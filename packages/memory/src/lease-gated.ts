@@ -1,5 +1,4 @@
-import type { LeasedTask } from '../records.js';
-import type { LeaseRequest } from '../store.js';
+import type { LeasedTask, LeaseRequest } from '@weft/engine';
 import { byText, type Op, plus } from './convert.js';
 import { byPriority, cappedTypes, claimTask, queueRows } from './lease.js';
 import { type HoldRow, key, type QueueEntry } from './state.js';

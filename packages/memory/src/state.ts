@@ -1,9 +1,5 @@
 import type { Json, RunStatus, TaskStatus, TimerPurpose } from '@weft/core';
-import type { HumanTaskRecord } from '../human-records.js';
-import type { LimitKind } from '../limits.js';
-import type { OutboxPayload } from '../outbox/types.js';
-import type { RunParent } from '../records.js';
-import type { ScheduleRecord } from '../schedule-records.js';
+import type { HumanTaskRecord, LimitKind, OutboxPayload, RunParent, ScheduleRecord } from '@weft/engine';
 import { type Index, type Journal, Table } from './table.js';
 
 /**

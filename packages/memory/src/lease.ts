@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { TASKS_DESTINATION } from '../outbox/types.js';
-import { ANY_NAMESPACE } from '../pollers.js';
-import type { LeasedTask, QueueRow } from '../records.js';
-import type { LeaseOutcome, LeaseRequest } from '../store.js';
+import {
+  ANY_NAMESPACE,
+  type LeasedTask,
+  type LeaseOutcome,
+  type LeaseRequest,
+  type QueueRow,
+  TASKS_DESTINATION,
+} from '@weft/engine';
 import { leasedTask, type Op, plus } from './convert.js';
 import { leaseGated } from './lease-gated.js';
 import { key, type QueueEntry, type TaskRow } from './state.js';

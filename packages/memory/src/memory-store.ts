@@ -1,12 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { WeftError } from '@weft/core';
 import type {
+  DeadLetterFilter,
+  Store,
+  StoreTx,
   TransactionalStore,
   TransactionScope,
   UndispatchedTasks,
-} from '../extensions/transactional-dispatch.js';
-import type { DeadLetterFilter } from '../outbox/types.js';
-import type { Store, StoreTx, Wakeup } from '../store.js';
+  Wakeup,
+} from '@weft/engine';
 import * as admin from './admin.js';
 import { byText, definitionRecord, type Op, runRecord, taskRecord } from './convert.js';
 import * as decisions from './decisions.js';
