@@ -42,7 +42,6 @@ export * from './pass.js';
 export * from './payloads/blob-store.js';
 export * from './payloads/folder-blob-store.js';
 export * from './payloads/payload-store.js';
-export * from './payloads/s3-blob-store.js';
 export * from './pollers.js';
 export * from './records.js';
 export * from './run-index.js';

@@ -1,5 +1,5 @@
+import type { BlobStore } from '@weft/engine';
 import aws4 from 'aws4';
-import type { BlobStore } from './blob-store.js';
 
 /** Where an S3-compatible store is and how to sign for it. */
 export interface S3Options {
