@@ -1,19 +1,19 @@
-import type { Cascader } from './cascade.js';
-import type { EngineConfig } from './config.js';
-import type { DefinitionService } from './definitions.js';
-import type { Dispatcher } from './dispatcher.js';
-import type { Evaluator } from './evaluator.js';
+import type { Cascader } from './decisions/cascade.js';
+import type { Evaluator } from './decisions/evaluator.js';
+import type { Gating } from './decisions/pass.js';
+import type { DispatchMode } from './dispatch/dispatch-mode.js';
+import type { Dispatcher } from './dispatch/dispatcher.js';
 import type { Extensions } from './extensions/extensions.js';
-import type { DispatchMode } from './extensions/transactional-dispatch.js';
-import type { LimitBook } from './limits.js';
-import type { Logger } from './logger.js';
 import type { Destinations } from './outbox/destination.js';
-import type { Gating } from './pass.js';
 import type { PayloadStore } from './payloads/payload-store.js';
-import type { RunIndex } from './run-index.js';
-import type { EngineStats } from './stats.js';
-import type { Store } from './store.js';
-import type { Wakeups } from './wakeups.js';
+import type { DefinitionService } from './services/definitions.js';
+import type { LimitBook } from './services/limits.js';
+import type { RunIndex } from './services/run-index.js';
+import type { Store } from './store/store.js';
+import type { EngineConfig } from './support/config.js';
+import type { Logger } from './support/logger.js';
+import type { EngineStats } from './support/stats.js';
+import type { Wakeups } from './wakeups/wakeups.js';
 
 /** What the engine's services share. */
 export interface EngineContext {

@@ -1,8 +1,8 @@
 import type { EngineContext } from '../context.js';
-import { fault } from '../faults.js';
-import { inPass } from '../pass.js';
+import { inPass } from '../decisions/pass.js';
+import type { Delivery, OutboxOutcome, OutboxRetryPolicy, OutboxRow } from '../store/outbox-records.js';
+import { fault } from '../support/faults.js';
 import { failureOf } from './destination.js';
-import type { Delivery, OutboxOutcome, OutboxRetryPolicy, OutboxRow } from './types.js';
 
 /** The relay's retry policy, from the engine settings. */
 export function relayPolicy(ctx: EngineContext): OutboxRetryPolicy {

@@ -1,9 +1,14 @@
 import { checkSchema, type Json, type RunEvent } from '@weft/core';
 import type { EngineContext } from '../context.js';
-import { fault } from '../faults.js';
-import type { NewRun } from '../store.js';
+import {
+  type Delivery,
+  type OutboxPayload,
+  type OutboxRow,
+  RUNS_DESTINATION,
+} from '../store/outbox-records.js';
+import type { NewRun } from '../store/store.js';
+import { fault } from '../support/faults.js';
 import { type DeliveryContext, type Destination, failureOf } from './destination.js';
-import { type Delivery, type OutboxPayload, type OutboxRow, RUNS_DESTINATION } from './types.js';
 
 type StartRun = Extract<OutboxPayload, { kind: 'start_run' }>;
 

@@ -1,0 +1,237 @@
+import { checkSchema, type Json, WeftError, type Workflow } from '@weft/core';
+import type { EngineContext } from '../context.js';
+import { inPass } from '../decisions/pass.js';
+import type { DefinitionRecord, RunRecord } from '../store/records.js';
+import type { IdempotentRun, NewRun } from '../store/store.js';
+import { uuidv7 } from '../support/ids.js';
+
+/** What a run start asks for. */
+export interface StartRequest {
+  readonly namespace: string;
+  readonly definition: string;
+  /** A pinned version; the latest when absent. */
+  readonly version?: number;
+  readonly input: Json;
+  /**
+   * Makes the start idempotent within the namespace: a start with a key already used gets the run that
+   * key started (`created: false`), or, with `onDuplicate: 'error'`, a `duplicate_start` error naming it.
+   */
+  readonly idempotencyKey?: string;
+  readonly onDuplicate?: 'return' | 'error';
+}
+
+/** A started (or, for a repeated idempotency key, an existing) run. */
+export interface StartOutcome {
+  readonly run: RunRecord;
+  readonly created: boolean;
+}
+
+/** One start's result inside a batch: a run, or the error that start alone gets. */
+export type StartResult = { ok: true; outcome: StartOutcome } | { ok: false; error: unknown };
+
+const keyOf = (namespace: string, key: string) => `${namespace}\u0000${key}`;
+
+/**
+ * Starts a batch of runs in one transaction (each start still gets its own answer, and a bad one fails
+ * alone). In order on the transaction's connection: the batch's idempotency keys are claimed (sorted, so
+ * batches never deadlock), the quota locks of namespaces that have a quota are taken, and the runs are
+ * inserted by a statement that, starting after both, counts running runs and skips runs whose key was
+ * lost (seed 001, invariant 9: the count and the insert happen under the namespace's advisory lock).
+ *
+ * A start that lost its key is answered after this transaction ends, by looking the key up then: inside
+ * the transaction the winner may not have committed, and an uncommitted run is invisible (seed 001,
+ * invariant 6; test: "ten simultaneous starts with one key").
+ */
+export async function startBatch(
+  ctx: EngineContext,
+  requests: readonly StartRequest[],
+): Promise<StartResult[]> {
+  const results: (StartResult | null)[] = requests.map(() => null);
+  const accepted: { index: number; run: NewRun }[] = [];
+  /** Starts answered by the run another start with the same key made. */
+  const waiting: { index: number; namespace: string; key: string }[] = [];
+  const leaders = new Map<string, number>();
+  const resolved = new Map<string, Promise<{ record: DefinitionRecord; workflow: Workflow }>>();
+  for (const [index, request] of requests.entries()) {
+    const defKey = `${request.namespace}\u0000${request.definition}\u0000${request.version ?? ''}`;
+    let lookup = resolved.get(defKey);
+    if (!lookup) {
+      lookup = ctx.definitions.resolve(request.namespace, request.definition, request.version);
+      resolved.set(defKey, lookup);
+    }
+    try {
+      const { record, workflow } = await lookup;
+      // A guard or quota of the embedding application: a refusal writes nothing (test: "a before-start
+      // guard refuses a run and writes nothing").
+      await ctx.extensions.checkStart(request);
+      if (workflow.definition.inputSchema) {
+        const check = checkSchema(workflow.definition.inputSchema, request.input);
+        if (!check.ok) {
+          throw new WeftError(
+            'invalid_input',
+            `the input does not match the input_schema of ${record.name} v${record.version}: ${check.error}`,
+            400,
+          );
+        }
+      }
+      if (request.idempotencyKey !== undefined) {
+        const k = keyOf(request.namespace, request.idempotencyKey);
+        if (leaders.has(k)) {
+          waiting.push({ index, namespace: request.namespace, key: request.idempotencyKey });
+          continue;
+        }
+        leaders.set(k, index);
+      }
+      const input = await ctx.payloads.offload(request.input, 'the run input');
+      accepted.push({
+        index,
+        run: {
+          id: uuidv7(),
+          namespace: request.namespace,
+          definitionId: record.id,
+          definitionName: record.name,
+          definitionVersion: record.version,
+          input,
+          ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
+        },
+      });
+    } catch (error) {
+      results[index] = { ok: false, error };
+    }
+  }
+  if (accepted.length > 0) {
+    const keyed: IdempotentRun[] = accepted.flatMap((a) =>
+      a.run.idempotencyKey === undefined
+        ? []
+        : [
+            {
+              namespace: a.run.namespace,
+              key: a.run.idempotencyKey,
+              runId: a.run.id,
+              definitionName: a.run.definitionName,
+            },
+          ],
+    );
+    const namespaces = [...new Set(accepted.map((a) => a.run.namespace))];
+    const { result, pass } = await inPass(ctx, null, async (tx, pass) => {
+      // Sent in this order, awaited together: one round trip.
+      const claiming = keyed.length > 0 ? tx.claimIdempotencyKeys(keyed) : Promise.resolve([]);
+      const locking = tx.lockQuotas(namespaces);
+      const inserting = tx.insertRuns(accepted.map((a) => a.run));
+      const [won, , locked] = await Promise.all([claiming, locking, inserting]);
+      const wonKeys = new Set(won.map((k) => keyOf(k.namespace, k.key)));
+      const inserted = new Set(locked.map((r) => r.id));
+      // A key won by a run the quota kept out must not name a run that does not exist.
+      const orphans = keyed.filter((k) => wonKeys.has(keyOf(k.namespace, k.key)) && !inserted.has(k.runId));
+      const refusedNamespaces = [
+        ...new Set(
+          accepted
+            .filter((a) => !inserted.has(a.run.id))
+            .filter(
+              (a) =>
+                a.run.idempotencyKey === undefined ||
+                wonKeys.has(keyOf(a.run.namespace, a.run.idempotencyKey)),
+            )
+            .map((a) => a.run.namespace),
+        ),
+      ];
+      const [usage] = await Promise.all([
+        refusedNamespaces.length > 0 ? tx.quotaUsage(refusedNamespaces) : Promise.resolve([]),
+        orphans.length > 0 ? tx.releaseIdempotencyKeys(orphans) : Promise.resolve(),
+      ]);
+      for (const run of locked) ctx.runs.remember(run.id, run.definitionId);
+      await ctx.evaluator.decideRuns(
+        tx,
+        locked.map((run) => ({ run, claimed: false, fresh: true, own: [{ kind: 'run_started' }] })),
+        pass,
+      );
+      await pass.finish(tx);
+      return { locked, wonKeys, usage };
+    });
+    await pass.afterCommit(ctx.wakeups);
+    ctx.stats.runsStarted += result.locked.length;
+    const byId = new Map(result.locked.map((r) => [r.id, r]));
+    const quota = new Map(result.usage.map((u) => [u.namespace, u]));
+    for (const a of accepted) {
+      const row = byId.get(a.run.id);
+      if (row) {
+        const { lastSeq: _s, now: _n, ...plain } = row;
+        results[a.index] = { ok: true, outcome: { run: plain, created: true } };
+      } else if (
+        a.run.idempotencyKey !== undefined &&
+        !result.wonKeys.has(keyOf(a.run.namespace, a.run.idempotencyKey))
+      ) {
+        waiting.push({ index: a.index, namespace: a.run.namespace, key: a.run.idempotencyKey });
+      } else {
+        const u = quota.get(a.run.namespace);
+        results[a.index] = {
+          ok: false,
+          error: new WeftError(
+            'quota_exceeded',
+            `namespace "${a.run.namespace}" allows at most ${u?.max ?? 0} running runs and ${u?.used ?? 0} are running; wait for some to finish, or raise the quota (weft limits set quota N)`,
+            429,
+            { max: u?.max ?? 0, running: u?.used ?? 0 },
+          ),
+        };
+      }
+    }
+  }
+  if (waiting.length > 0) await answerDuplicates(ctx, requests, waiting, results);
+  return results.map((r) => r!);
+}
+
+/**
+ * Answers starts whose key another start won, after this batch's transaction has ended. The winner has
+ * committed by then (the claim waited for it), but its commit may still be on its way to this
+ * connection's snapshot, hence a short, bounded retry.
+ */
+async function answerDuplicates(
+  ctx: EngineContext,
+  requests: readonly StartRequest[],
+  waiting: readonly { index: number; namespace: string; key: string }[],
+  results: (StartResult | null)[],
+): Promise<void> {
+  let found = new Map<string, IdempotentRun>();
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const rows = await ctx.store.getIdempotentRuns(
+      waiting.map((w) => ({ namespace: w.namespace, key: w.key })),
+    );
+    found = new Map(rows.map((r) => [keyOf(r.namespace, r.key), r]));
+    if (waiting.every((w) => found.has(keyOf(w.namespace, w.key)))) break;
+    await new Promise((r) => setTimeout(r, 10 * (attempt + 1)));
+  }
+  for (const w of waiting) {
+    const request = requests[w.index]!;
+    const row = found.get(keyOf(w.namespace, w.key));
+    try {
+      if (!row) {
+        throw new WeftError(
+          'start_conflict',
+          `another start with idempotency key ${JSON.stringify(w.key)} is still in progress; try again`,
+          409,
+        );
+      }
+      if (row.definitionName !== request.definition) {
+        throw new WeftError(
+          'idempotency_key_reused',
+          `idempotency key ${JSON.stringify(w.key)} already started run ${row.runId} of definition "${row.definitionName}", not "${request.definition}"`,
+          409,
+          { run_id: row.runId },
+        );
+      }
+      if (request.onDuplicate === 'error') {
+        throw new WeftError(
+          'duplicate_start',
+          `idempotency key ${JSON.stringify(w.key)} already started run ${row.runId}`,
+          409,
+          { run_id: row.runId },
+        );
+      }
+      const run = await ctx.store.getRun(row.runId);
+      if (!run) throw new WeftError('run_not_found', `there is no run ${row.runId}`, 404);
+      results[w.index] = { ok: true, outcome: { run, created: false } };
+    } catch (error) {
+      results[w.index] = { ok: false, error };
+    }
+  }
+}
