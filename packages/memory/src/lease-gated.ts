@@ -1,6 +1,7 @@
 import type { LeasedTask, LeaseRequest } from '@weft/engine';
+import { claimTask } from './claim.js';
 import { byText, type Op, plus } from './convert.js';
-import { byPriority, cappedTypes, claimTask, queueRows } from './lease.js';
+import { byPriority, cappedTypes, queueRows } from './queue.js';
 import { type HoldRow, key, type QueueEntry } from './state.js';
 
 interface Usage {

@@ -19,9 +19,11 @@ import * as admin from './admin.js';
 import { definitionRecord, type Op } from './convert.js';
 import * as decisions from './decisions.js';
 import * as human from './human.js';
-import * as lease from './lease.js';
+import { leaseTasksById } from './lease-by-id.js';
+import { leaseTasks, renewLeases } from './lease-tasks.js';
 import type { LockTable, TxScope } from './locks.js';
 import * as outbox from './outbox.js';
+import { queuedPriorities, queuedTasks } from './queue.js';
 import * as runs from './runs.js';
 import type { MemoryState } from './state.js';
 import * as sweeps from './sweeps.js';
@@ -88,7 +90,7 @@ export class MemoryTx implements StoreTx {
     return admin.deleteLimit(this.op, namespace, kind, name);
   }
   async queuedPriorities(namespace: string, taskTypes: readonly string[]) {
-    return lease.queuedPriorities(this.op, namespace, taskTypes);
+    return queuedPriorities(this.op, namespace, taskTypes);
   }
   async claimHumanTask(namespace: string, taskId: string, user: string) {
     return human.claimHumanTask(this.op, namespace, taskId, user);
@@ -157,20 +159,20 @@ export class MemoryTx implements StoreTx {
     return tasks.explainRefusals(this.op, reports, namespace);
   }
   async leaseTasks(request: LeaseRequest) {
-    return lease.leaseTasks(this.op, request);
+    return leaseTasks(this.op, request);
   }
   async leaseTasksById(
     request: LeaseRequest,
     named: readonly { runId: string; taskId: string; attempt: number }[],
   ) {
-    return lease.leaseTasksById(this.op, request, named);
+    return leaseTasksById(this.op, request, named);
   }
   async renewLeases(
     held: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
     leaseMs: number,
     namespace?: string,
   ) {
-    return lease.renewLeases(this.op, held, leaseMs, namespace);
+    return renewLeases(this.op, held, leaseMs, namespace);
   }
   async expireLeases(expired: readonly { runId: string; taskId: string }[]) {
     return sweeps.expireLeases(this.op, expired);
@@ -192,7 +194,7 @@ export class MemoryTx implements StoreTx {
     return [...new Set(ids)].filter((id) => op.s.runs.has(id));
   }
   async queuedTasks(queued: readonly { runId: string; taskId: string; attempt: number }[]) {
-    return lease.queuedTasks(this.op, queued);
+    return queuedTasks(this.op, queued);
   }
   async lockParentTasks(
     attempts: readonly { runId: string; nodeId: string; iteration: string; attempt: number }[],

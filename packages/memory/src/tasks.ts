@@ -1,9 +1,12 @@
 import type { TaskStatus } from '@weft/core';
 import {
+  explainRefusal,
   type LoadedTask,
   type NewTaskRow,
+  type ReportedTask,
   type ReportVerdict,
   RUNS_DESTINATION,
+  reportRefusal,
   type StateKey,
   type TaskReport,
   type TaskUpdateRow,
@@ -211,41 +214,20 @@ export function lockTasks(op: Op, keys: readonly StateKey[]): LoadedTask[] {
   return sorted.map(loadedTask);
 }
 
-/** Why a report on a task would be refused now (null: it would be accepted). */
-function refusal(
-  op: Op,
-  r: Pick<TaskReport, 'runId' | 'taskId' | 'attempt' | 'leaseToken'>,
-  namespace: string | undefined,
-): ReportVerdict | null {
+/** A reported task as it is now, for the refusal wording every store shares; null when there is none. */
+function reported(op: Op, r: { runId: string; taskId: string }): ReportedTask | null {
   const t = op.s.tasks.get(key(r.runId, r.taskId));
-  if (!t) return { taskId: r.taskId, accepted: false, why: `no task ${r.taskId} in run ${r.runId}` };
-  const runNamespace = op.s.runs.get(t.runId)?.namespace;
-  const pastDeadline = t.deadlineAt !== null && t.deadlineAt <= op.tx.now;
-  if (namespace !== undefined && runNamespace !== namespace)
-    return {
-      taskId: r.taskId,
-      accepted: false,
-      why: `the task belongs to namespace "${runNamespace}", not "${namespace}"`,
-    };
-  const latest = latestAttempt(op, t.runId, t.nodeId, t.iteration)!.attempt;
-  let why: string | null;
-  if (t.attempt !== r.attempt)
-    why = `the report names attempt ${r.attempt}, but task ${t.id} is attempt ${t.attempt}`;
-  else if (latest > t.attempt)
-    why = `the report is for attempt ${t.attempt}, but attempt ${latest} is current`;
-  else if (t.status !== 'running') why = `the task is already ${t.status.replace('_', ' ')}`;
-  else if (t.leaseToken !== r.leaseToken)
-    why = 'the lease token does not match: the lease was lost or taken over';
-  else if (pastDeadline) why = "the attempt's timeout has passed";
-  else why = null;
-  if (why === null) return null;
+  if (!t) return null;
   return {
-    taskId: r.taskId,
-    accepted: false,
-    why,
+    id: t.id,
     nodeId: t.nodeId,
     iteration: t.iteration,
-    attempt: r.attempt,
+    attempt: t.attempt,
+    status: t.status,
+    leaseToken: t.leaseToken,
+    pastDeadline: t.deadlineAt !== null && t.deadlineAt <= op.tx.now,
+    latest: latestAttempt(op, t.runId, t.nodeId, t.iteration)!.attempt,
+    namespace: op.s.runs.get(t.runId)?.namespace,
   };
 }
 
@@ -261,7 +243,7 @@ export function finishTasks(op: Op, reports: readonly TaskReport[], namespace?: 
     // A repeat of a report that landed gets its verdict; a report with another token or attempt does not.
     const earlier = done.get(`${k}/${r.attempt}/${r.leaseToken}`);
     if (earlier) return earlier;
-    const refused = refusal(op, r, namespace);
+    const refused = reportRefusal(r, reported(op, r), namespace);
     if (refused) return refused;
     const t = op.s.tasks.get(k)!;
     const status: TaskStatus = r.outcome.kind === 'completed' ? 'completed' : 'failed';
@@ -291,17 +273,6 @@ export function explainRefusals(
   namespace?: string,
 ): ReportVerdict[] {
   const out = new Map<string, ReportVerdict>();
-  for (const r of reports)
-    out.set(
-      r.taskId,
-      refusal(op, r, namespace) ?? {
-        taskId: r.taskId,
-        accepted: false,
-        why: 'the task changed while the report was applied',
-        nodeId: op.s.tasks.get(key(r.runId, r.taskId))!.nodeId,
-        iteration: op.s.tasks.get(key(r.runId, r.taskId))!.iteration,
-        attempt: r.attempt,
-      },
-    );
+  for (const r of reports) out.set(r.taskId, explainRefusal(r, reported(op, r), namespace));
   return [...out.values()];
 }

@@ -9,8 +9,8 @@ import {
   writeMailboxes,
 } from './decisions.js';
 import { closeHumanTasks, insertHumanTasks } from './human.js';
-import { enqueueTasks } from './lease.js';
 import { insertOutbox } from './outbox.js';
+import { enqueueTasks } from './queue.js';
 import { updateRuns } from './runs.js';
 import { cancelOpenWork, insertTasks, stopChildren, updateTasks } from './tasks.js';
 
