@@ -1,5 +1,5 @@
 import type { EngineContext } from '../context.js';
-import type { NamedTask } from '../services/tasks/gated-lease.js';
+import type { NamedTask } from '../dispatch/dispatcher.js';
 
 /**
  * The repair of write-then-enqueue dispatch (seed 003). A crash between a transaction's commit and the

@@ -21,6 +21,15 @@ export interface DispatchTask {
   readonly notBefore: Date | null;
 }
 
+/** A task named by a message, as a lease by id receives it. */
+export interface NamedTask {
+  readonly runId: string;
+  readonly taskId: string;
+  readonly attempt: number;
+  /** The task's type, when the message carries it (the gate is told). */
+  readonly taskType?: string;
+}
+
 /**
  * Weft's built-in form of dispatch: rows that the store writes in the task's own transaction (the table
  * queue, or outbox rows relayed to Redis). Transactional by construction.

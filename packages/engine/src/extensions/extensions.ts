@@ -1,6 +1,5 @@
 import { WeftError } from '@weft/core';
-import type { StartRequest } from '../services/starts.js';
-import type { LeasedTask } from '../store/records.js';
+import type { LeasedTask, StartRequest } from '../store/records.js';
 import type { Logger } from '../support/logger.js';
 import type { Gate } from './gate.js';
 import { GateSlots } from './gate-slots.js';

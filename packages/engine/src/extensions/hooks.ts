@@ -1,6 +1,5 @@
 import type { Json, RunError, RunStatus, TaskError } from '@weft/core';
-import type { StartRequest } from '../services/starts.js';
-import type { LeasedTask } from '../store/records.js';
+import type { LeasedTask, StartRequest } from '../store/records.js';
 
 /** A before-start hook's answer: let the run start, or refuse it with a code and a message that says why. */
 export type StartVerdict =

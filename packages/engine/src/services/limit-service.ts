@@ -1,5 +1,6 @@
 import type { EngineContext } from '../context.js';
-import { checkLimit, type LimitKind, type LimitRecord, type LimitUsage } from './limits.js';
+import type { LimitKind, LimitRecord, LimitUsage } from '../store/limit-records.js';
+import { checkLimit } from './limits.js';
 
 /** Limits of a namespace, declared by API (definitions declare theirs when deployed). */
 export class LimitService {

@@ -1,12 +1,12 @@
 import { type RunEvent, WeftError } from '@weft/core';
 import type { EngineContext } from '../context.js';
-import type { LockedRun, RunRecord } from '../store/records.js';
+import type { LockedRun, RunRecord, StartRequest } from '../store/records.js';
 import type { StoreTx } from '../store/store.js';
 import { Batcher } from '../support/batcher.js';
 import { ControlService, notFound } from './operator-actions.js';
-import { type StartOutcome, type StartRequest, type StartResult, startBatch } from './starts.js';
+import { type StartOutcome, type StartResult, startBatch } from './starts.js';
 
-export type { StartOutcome, StartRequest } from './starts.js';
+export type { StartOutcome } from './starts.js';
 
 /** Starting runs and operator actions on them. Every action goes through the run's row lock. */
 export class RunService {

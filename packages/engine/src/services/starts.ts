@@ -1,24 +1,9 @@
-import { checkSchema, type Json, WeftError, type Workflow } from '@weft/core';
+import { checkSchema, WeftError, type Workflow } from '@weft/core';
 import type { EngineContext } from '../context.js';
 import { inPass } from '../decisions/pass.js';
-import type { DefinitionRecord, RunRecord } from '../store/records.js';
+import type { DefinitionRecord, RunRecord, StartRequest } from '../store/records.js';
 import type { IdempotentRun, NewRun } from '../store/store.js';
 import { uuidv7 } from '../support/ids.js';
-
-/** What a run start asks for. */
-export interface StartRequest {
-  readonly namespace: string;
-  readonly definition: string;
-  /** A pinned version; the latest when absent. */
-  readonly version?: number;
-  readonly input: Json;
-  /**
-   * Makes the start idempotent within the namespace: a start with a key already used gets the run that
-   * key started (`created: false`), or, with `onDuplicate: 'error'`, a `duplicate_start` error naming it.
-   */
-  readonly idempotencyKey?: string;
-  readonly onDuplicate?: 'return' | 'error';
-}
 
 /** A started (or, for a repeated idempotency key, an existing) run. */
 export interface StartOutcome {

@@ -183,6 +183,21 @@ export interface QueueRow {
   readonly capped?: boolean;
 }
 
+/** What a run start asks for (`RunService.start`; a before-start hook sees it too). */
+export interface StartRequest {
+  readonly namespace: string;
+  readonly definition: string;
+  /** A pinned version; the latest when absent. */
+  readonly version?: number;
+  readonly input: Json;
+  /**
+   * Makes the start idempotent within the namespace: a start with a key already used gets the run that
+   * key started (`created: false`), or, with `onDuplicate: 'error'`, a `duplicate_start` error naming it.
+   */
+  readonly idempotencyKey?: string;
+  readonly onDuplicate?: 'return' | 'error';
+}
+
 /** A worker's report on an attempt it holds. */
 export interface TaskReport {
   readonly runId: string;

@@ -1,6 +1,6 @@
 import type { Definition, Json, Mailbox, RunEvent, RunStatus, TaskState } from '@weft/core';
-import type { LimitRecord, LimitUsage } from '../services/limits.js';
 import type { HumanTaskRecord, InboxFilter } from './human-records.js';
+import type { LimitRecord, LimitUsage } from './limit-records.js';
 import type {
   DeadLetterFilter,
   OutboxOutcome,

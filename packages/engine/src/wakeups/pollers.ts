@@ -1,18 +1,8 @@
+import { ANY_NAMESPACE } from '../store/namespaces.js';
 import type { LeasedTask } from '../store/records.js';
-
-/** A poll for this namespace takes tasks of every namespace (the server's own system-task runner). */
-export const ANY_NAMESPACE = '*';
 
 function sameNamespace(polled: string, task: string): boolean {
   return polled === task || polled === ANY_NAMESPACE;
-}
-
-/**
- * The namespace to check tasks against in a store operation: none for `ANY_NAMESPACE`, whose reports and
- * heartbeats (the server's own runner) may name tasks of any namespace.
- */
-export function namespaceScope(namespace: string): string | undefined {
-  return namespace === ANY_NAMESPACE ? undefined : namespace;
 }
 
 /** Why a waiting poll woke: tasks were handed to it, or something may be on the queue. */

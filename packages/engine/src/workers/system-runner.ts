@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import type { Json, TaskError } from '@weft/core';
 import type { TaskService } from '../services/tasks/tasks.js';
+import { ANY_NAMESPACE } from '../store/namespaces.js';
 import type { Logger } from '../support/logger.js';
-import { ANY_NAMESPACE } from '../wakeups/pollers.js';
 import { InProcessWorker } from './in-process-worker.js';
 
 /** What a system task's handler gives back: the output, or an error (retryable or not). */

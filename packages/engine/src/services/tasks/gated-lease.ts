@@ -1,17 +1,9 @@
 import type { EngineContext } from '../../context.js';
+import type { NamedTask } from '../../dispatch/dispatcher.js';
 import type { Gate } from '../../extensions/gate.js';
 import { callRelease } from '../../extensions/gate-slots.js';
 import { emptyWriteSet, type LeasedTask, type QueueRow } from '../../store/records.js';
 import type { LeaseOutcome, LeaseRequest } from '../../store/store.js';
-
-/** A task named by a message, as a lease by id receives it. */
-export interface NamedTask {
-  readonly runId: string;
-  readonly taskId: string;
-  readonly attempt: number;
-  /** The task's type, when the message carries it (the gate is told). */
-  readonly taskType?: string;
-}
 
 const later = (a: Date | null, ms: number) => {
   const at = new Date(Date.now() + Math.max(0, ms));

@@ -1,6 +1,6 @@
 import type { EngineContext } from '../../context.js';
+import type { NamedTask } from '../../dispatch/dispatcher.js';
 import type { LeasedTask } from '../../store/records.js';
-import type { NamedTask } from './gated-lease.js';
 
 /**
  * Leases attempts named by messages (a lease by id), in one transaction: only tasks still queued at the

@@ -1,6 +1,6 @@
 import type { RunEvent } from '@weft/core';
 import type { ReportVerdict, TaskReport } from '../../store/records.js';
-import type { ReportRequest } from './tasks.js';
+import type { ReportRequest } from './task-requests.js';
 
 /**
  * A request's reports, each once: a report repeated in the same request (same task, attempt and lease

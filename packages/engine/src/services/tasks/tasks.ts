@@ -2,40 +2,16 @@ import { type RunEvent, WeftError } from '@weft/core';
 import { Redispatcher } from '../../background/redispatch.js';
 import type { EngineContext } from '../../context.js';
 import { type EagerSlot, inPass } from '../../decisions/pass.js';
+import type { NamedTask } from '../../dispatch/dispatcher.js';
+import { ANY_NAMESPACE, namespaceScope } from '../../store/namespaces.js';
 import type { LeasedTask, ReportVerdict, TaskReport } from '../../store/records.js';
 import { fault } from '../../support/faults.js';
-import { ANY_NAMESPACE, namespaceScope } from '../../wakeups/pollers.js';
 import { afterReports } from './after-reports.js';
-import { leaseByIdThroughGate, leaseThroughGate, type NamedTask } from './gated-lease.js';
+import { leaseByIdThroughGate, leaseThroughGate } from './gated-lease.js';
 import { leaseNamed } from './lease-named.js';
 import { distinctReports, eventsByRun, hintEvents } from './report-events.js';
 import { leaseQueuedForReport } from './report-lease.js';
-
-/** A worker's request for tasks. */
-export interface PollRequest {
-  readonly namespace: string;
-  readonly worker: string;
-  readonly taskTypes: readonly string[];
-  readonly max: number;
-  /** How long to wait for a task when none is ready (long poll); 0 answers at once. */
-  readonly waitMs: number;
-  /** Aborts the wait (the worker hung up). */
-  readonly signal?: AbortSignal;
-}
-
-/** What a worker is told with each lease. */
-export interface LeaseTerms {
-  readonly leaseMs: number;
-  readonly heartbeatMs: number;
-}
-
-/** Reports from one worker, and optionally room for more tasks to be handed back straight away. */
-export interface ReportRequest {
-  readonly namespace: string;
-  readonly worker: string;
-  readonly reports: readonly TaskReport[];
-  readonly next?: { readonly taskTypes: readonly string[]; readonly max: number };
-}
+import type { LeaseTerms, PollRequest, ReportRequest } from './task-requests.js';
 
 /**
  * The one place workers deal with: leasing, heartbeats and reports (seed 001, invariant 7: the queue and
