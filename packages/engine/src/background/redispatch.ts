@@ -1,5 +1,16 @@
-import type { EngineContext } from '../context.js';
+import type { DispatchMode } from '../dispatch/dispatch-mode.js';
 import type { NamedTask } from '../dispatch/dispatcher.js';
+import type { Store } from '../store/store.js';
+import type { EngineConfig } from '../support/config.js';
+import type { Logger } from '../support/logger.js';
+
+/** What the repair of dispatch uses. */
+export interface RedispatcherDeps {
+  readonly store: Store;
+  readonly dispatchMode: DispatchMode;
+  readonly logger: Logger;
+  readonly config: Pick<EngineConfig, 'redispatchAfterMs'>;
+}
 
 /**
  * The repair of write-then-enqueue dispatch (seed 003). A crash between a transaction's commit and the
@@ -17,17 +28,8 @@ export class Redispatcher {
    * once per `redispatchAfterMs`, not every round. */
   private readonly recent = new Map<string, number>();
 
-  constructor(private readonly ctx: EngineContext) {}
-
-  /** The engine's repair (one per engine context, shared by the loop and the lease path). */
-  static of(ctx: EngineContext): Redispatcher {
-    let r = instances.get(ctx);
-    if (!r) {
-      r = new Redispatcher(ctx);
-      instances.set(ctx, r);
-    }
-    return r;
-  }
+  /** One per engine, shared by its background loop and its task service's lease by id. */
+  constructor(private readonly ctx: RedispatcherDeps) {}
 
   /** One round of the background repair; returns false (the loop waits for its next poll). */
   async round(): Promise<boolean> {
@@ -79,8 +81,6 @@ export class Redispatcher {
     return tasks.length;
   }
 }
-
-const instances = new WeakMap<EngineContext, Redispatcher>();
 
 function isFinal(status: string): boolean {
   return status !== 'queued' && status !== 'running' && status !== 'waiting';

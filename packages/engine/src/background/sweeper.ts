@@ -1,5 +1,17 @@
-import type { EngineContext } from '../context.js';
-import { inPass } from '../decisions/pass.js';
+import type { Evaluator } from '../decisions/evaluator.js';
+import type { PassRunner } from '../decisions/pass-runner.js';
+import type { Store } from '../store/store.js';
+import type { EngineConfig } from '../support/config.js';
+import type { Logger } from '../support/logger.js';
+
+/** What the sweeper uses. */
+export interface SweeperDeps {
+  readonly store: Store;
+  readonly passes: PassRunner;
+  readonly evaluator: Evaluator;
+  readonly logger: Logger;
+  readonly config: Pick<EngineConfig, 'sweepIdleMs'>;
+}
 
 /** What the sweeper has done since this engine started. */
 export interface SweeperStats {
@@ -26,7 +38,7 @@ export interface SweeperStats {
 export class Sweeper {
   readonly stats: SweeperStats = { rounds: 0, repaired: 0, recent: [], lastRoundAt: null };
 
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(private readonly ctx: SweeperDeps) {}
 
   /** One round; returns the runs repaired. `idleMs` overrides the configured threshold. */
   async round(idleMs = this.ctx.config.sweepIdleMs): Promise<string[]> {
@@ -35,7 +47,7 @@ export class Sweeper {
     await this.ctx.store.tidyInbox(500);
     const candidates = await this.ctx.store.stuckRuns(idleMs, 100);
     if (candidates.length === 0) return [];
-    const { result: repaired, pass } = await inPass(this.ctx, null, async (tx, pass) => {
+    const { result: repaired, pass } = await this.ctx.passes.run(null, async (tx, pass) => {
       const locked = await tx.lockRuns(candidates, 'skip');
       const stuck = new Set(
         await tx.stillStuck(
@@ -52,7 +64,7 @@ export class Sweeper {
       await pass.finish(tx);
       return runs.map((r) => r.id);
     });
-    await pass.afterCommit(this.ctx.wakeups);
+    await this.ctx.passes.committed(pass);
     if (repaired.length > 0) {
       this.stats.repaired += repaired.length;
       this.stats.recent = [...repaired.reverse(), ...this.stats.recent].slice(0, 20);

@@ -16,13 +16,18 @@ import {
   type Workflow,
 } from '@weft/core';
 import type { PayloadStore } from '../payloads/payload-store.js';
-import type { DefinitionService } from '../services/definitions.js';
 import type { InboxItem, LockedRun } from '../store/records.js';
 import type { LoadedTask, StateKey, StoreTx } from '../store/store.js';
 import { EngineStats } from '../support/stats.js';
 import type { Pass } from './pass.js';
 
 const MAX_LOAD_ROUNDS = 20;
+
+/** Where the evaluator gets the compiled workflow of a run's definition version (the definition service). */
+export interface WorkflowSource {
+  /** Read on the transaction's own connection when `tx` is given. */
+  workflow(definitionId: string, tx?: Pick<StoreTx, 'getDefinitionById'>): Promise<Workflow>;
+}
 
 /** One locked run to decide: whether its decide-queue row was claimed, and the caller's own events. */
 export interface DecideItem {
@@ -75,7 +80,7 @@ export class Evaluator {
   decideOptions: DecideOptions = {};
 
   constructor(
-    private readonly definitions: DefinitionService,
+    private readonly definitions: WorkflowSource,
     private readonly stats: EngineStats = new EngineStats(),
     private readonly payloads: PayloadStore | null = null,
   ) {}

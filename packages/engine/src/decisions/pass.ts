@@ -1,5 +1,4 @@
 import { type Action, taskKey, type Workflow } from '@weft/core';
-import type { EngineContext } from '../context.js';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
 import { offloadWrites } from '../payloads/offload-writes.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
@@ -47,7 +46,7 @@ export class Pass {
   private readonly report: PassReport;
   /** Tasks for a queue dispatcher (not Weft's own rows). */
   private readonly external: PassDispatch;
-  /** Set by `inPass` when the store and the dispatcher negotiated transactional dispatch. */
+  /** Set by `PassRunner.run` when the store and the dispatcher negotiated transactional dispatch. */
   handle: unknown = undefined;
 
   /**
@@ -364,45 +363,5 @@ export class Pass {
 
   private updateRun(runId: string, change: Omit<RunUpdateRow, 'runId'>): void {
     this.runUpdates.set(runId, { ...this.runUpdates.get(runId), ...change, runId });
-  }
-}
-
-/**
- * Runs `fn` in a store transaction with a pass of its own. A transaction may be retried (deadlock,
- * serialisation failure) and each attempt gets a fresh pass; the poll slots reserved by attempts that did
- * not commit are given back. The caller calls `afterCommit` on the returned pass.
- */
-export async function inPass<T>(
-  ctx: EngineContext,
-  eager: EagerSlot | null,
-  fn: (tx: StoreTx, pass: Pass) => Promise<T>,
-): Promise<{ result: T; pass: Pass }> {
-  const created: Pass[] = [];
-  try {
-    const body = async (tx: StoreTx, handle?: unknown) => {
-      // With a gate, every task is claimed through a lease path that asks it first: none is handed over.
-      const gated = ctx.extensions.gate !== null;
-      const pass = new Pass(
-        ctx.dispatcher,
-        gated ? null : eager,
-        gated ? null : { pollers: ctx.wakeups.pollers, leaseMs: ctx.config.leaseMs, stats: ctx.stats },
-        ctx.cascader,
-        { gating: ctx.gating, payloads: ctx.payloads },
-        { extensions: ctx.extensions, logger: ctx.logger },
-      );
-      pass.handle = handle;
-      created.push(pass);
-      return { result: await fn(tx, pass), pass };
-    };
-    const mode = ctx.dispatchMode;
-    const out =
-      mode.kind === 'in_transaction'
-        ? await mode.store.runInTransaction((scope) => body(scope.tx, scope.handle))
-        : await ctx.store.transaction(body);
-    for (const p of created) if (p !== out.pass) p.release();
-    return out;
-  } catch (e) {
-    for (const p of created) p.release();
-    throw e;
   }
 }

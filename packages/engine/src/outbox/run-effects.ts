@@ -1,5 +1,8 @@
 import { checkSchema, type Json, type RunEvent } from '@weft/core';
-import type { EngineContext } from '../context.js';
+import type { Evaluator } from '../decisions/evaluator.js';
+import type { PayloadStore } from '../payloads/payload-store.js';
+import type { DefinitionService } from '../services/definitions.js';
+import type { RunIndex } from '../services/run-index.js';
 import {
   type Delivery,
   type OutboxPayload,
@@ -12,6 +15,14 @@ import { type DeliveryContext, type Destination, failureOf } from './destination
 
 type StartRun = Extract<OutboxPayload, { kind: 'start_run' }>;
 
+/** What delivering effects on runs uses: definitions to start children from, and the decider. */
+export interface RunEffectsDeps {
+  readonly definitions: Pick<DefinitionService, 'resolve'>;
+  readonly payloads: PayloadStore;
+  readonly runs: RunIndex;
+  readonly evaluator: Evaluator;
+}
+
 /**
  * The destination for effects on other runs. They are PostgreSQL writes, so they are delivered inside
  * the relay's transaction and commit with the rows' marks: a child start happens exactly when its row is
@@ -22,7 +33,7 @@ type StartRun = Extract<OutboxPayload, { kind: 'start_run' }>;
  * can see yet. That is the engine's order (run rows, decide-queue rows, queue, tasks), and the relay takes
  * no existing run row at all.
  */
-export function runEffectsDestination(ctx: EngineContext): Destination {
+export function runEffectsDestination(ctx: RunEffectsDeps): Destination {
   return {
     name: RUNS_DESTINATION,
     async deliver(rows, context) {
@@ -80,7 +91,7 @@ async function wakeAndCancel(
  * namespace's quota without being refused by it (it belongs to work the quota already admitted).
  */
 async function startRuns(
-  ctx: EngineContext,
+  ctx: RunEffectsDeps,
   { tx, pass }: DeliveryContext,
   rows: readonly OutboxRow[],
   out: Map<OutboxRow, Delivery>,

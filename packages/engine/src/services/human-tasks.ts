@@ -1,7 +1,17 @@
 import { checkSchema, type Json, WeftError } from '@weft/core';
-import type { EngineContext } from '../context.js';
-import { inPass } from '../decisions/pass.js';
+import type { Evaluator } from '../decisions/evaluator.js';
+import type { PassRunner } from '../decisions/pass-runner.js';
+import type { PayloadStore } from '../payloads/payload-store.js';
 import type { HumanTaskRecord, InboxFilter } from '../store/human-records.js';
+import type { Store } from '../store/store.js';
+
+/** What the inbox of human tasks uses. */
+export interface HumanTaskDeps {
+  readonly store: Store;
+  readonly passes: PassRunner;
+  readonly evaluator: Evaluator;
+  readonly payloads: PayloadStore;
+}
 
 /**
  * The inbox: tasks for people, created by `human` nodes. People list them, claim one (one claim wins, by a
@@ -9,7 +19,7 @@ import type { HumanTaskRecord, InboxFilter } from '../store/human-records.js';
  * form. Completing answers the attempt and decides what follows, under the run's lock, in one transaction.
  */
 export class HumanTaskService {
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(private readonly ctx: HumanTaskDeps) {}
 
   /** Tasks of a namespace, oldest first; open ones by default. */
   async list(filter: InboxFilter): Promise<HumanTaskRecord[]> {
@@ -54,7 +64,7 @@ export class HumanTaskService {
         );
     }
     const stored = await this.ctx.payloads.offload(data, 'the human task data');
-    const { result: done, pass } = await inPass(this.ctx, null, async (tx, pass) => {
+    const { result: done, pass } = await this.ctx.passes.run(null, async (tx, pass) => {
       const [run] = await tx.lockRuns([task.runId], 'wait');
       if (!run) return null;
       const claimed = await tx.claimDecisions([run.id]);
@@ -69,7 +79,7 @@ export class HumanTaskService {
       return answered;
     });
     if (!done) throw await this.whyNot(namespace, taskId, user, 'complete');
-    await pass.afterCommit(this.ctx.wakeups);
+    await this.ctx.passes.committed(pass);
     return this.get(namespace, taskId);
   }
 

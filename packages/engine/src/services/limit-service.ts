@@ -1,10 +1,19 @@
-import type { EngineContext } from '../context.js';
 import type { LimitKind, LimitRecord, LimitUsage } from '../store/limit-records.js';
-import { checkLimit } from './limits.js';
+import type { Store } from '../store/store.js';
+import type { Wakeups } from '../wakeups/wakeups.js';
+import { checkLimit, type LimitBook } from './limits.js';
+
+/** What the limit service uses. */
+export interface LimitServiceDeps {
+  readonly store: Store;
+  /** This server's view of which task types are capped, reloaded on every change. */
+  readonly limits: LimitBook;
+  readonly wakeups: Wakeups;
+}
 
 /** Limits of a namespace, declared by API (definitions declare theirs when deployed). */
 export class LimitService {
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(private readonly ctx: LimitServiceDeps) {}
 
   /** Every limit of the namespace with how much of it is in use. */
   list(namespace: string): Promise<LimitUsage[]> {

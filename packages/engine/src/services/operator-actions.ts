@@ -8,11 +8,20 @@ import {
   type TaskState,
   WeftError,
 } from '@weft/core';
-import type { EngineContext } from '../context.js';
-import { inPass } from '../decisions/pass.js';
+import type { Evaluator } from '../decisions/evaluator.js';
+import type { PassRunner } from '../decisions/pass-runner.js';
 import type { LockedRun, RunRecord } from '../store/records.js';
-import type { LoadedTask, StoreTx } from '../store/store.js';
+import type { LoadedTask, Store, StoreTx } from '../store/store.js';
 import { fault } from '../support/faults.js';
+import type { DefinitionService } from './definitions.js';
+
+/** What operator actions use. */
+export interface OperatorActionDeps {
+  readonly store: Store;
+  readonly passes: PassRunner;
+  readonly evaluator: Evaluator;
+  readonly definitions: Pick<DefinitionService, 'workflow'>;
+}
 
 /** Who asks, and why: kept in the run's history with the action. */
 export interface Asker {
@@ -30,7 +39,7 @@ export interface Asker {
  * 409 that names the state, and changes nothing.
  */
 export class ControlService {
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(private readonly ctx: OperatorActionDeps) {}
 
   /** Stops new work from starting; tasks already leased may finish and their results are kept. */
   pause(runId: string, asker: Asker): Promise<RunRecord> {
@@ -114,7 +123,7 @@ export class ControlService {
     runId: string,
     build: (tx: StoreTx, run: LockedRun) => Promise<{ own: RunEvent[]; wholeRun?: readonly LoadedTask[] }>,
   ): Promise<RunRecord> {
-    const { pass } = await inPass(this.ctx, null, async (tx, pass) => {
+    const { pass } = await this.ctx.passes.run(null, async (tx, pass) => {
       const [run] = await tx.lockRuns([runId], 'wait');
       if (!run) throw notFound(runId);
       // Claim before reading anything else (seed 001, invariants 1 and 2): an event committed after this
@@ -129,7 +138,7 @@ export class ControlService {
       );
       await pass.finish(tx);
     });
-    await pass.afterCommit(this.ctx.wakeups);
+    await this.ctx.passes.committed(pass);
     const after = await this.ctx.store.getRun(runId);
     if (!after) throw notFound(runId);
     return after;

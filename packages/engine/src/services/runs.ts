@@ -1,18 +1,17 @@
 import { type RunEvent, WeftError } from '@weft/core';
-import type { EngineContext } from '../context.js';
 import type { LockedRun, RunRecord, StartRequest } from '../store/records.js';
 import type { StoreTx } from '../store/store.js';
 import { Batcher } from '../support/batcher.js';
-import { ControlService, notFound } from './operator-actions.js';
-import { type StartOutcome, type StartResult, startBatch } from './starts.js';
+import { type ControlService, notFound } from './operator-actions.js';
+import { type StartDeps, type StartOutcome, type StartResult, startBatch } from './starts.js';
 
 export type { StartOutcome } from './starts.js';
 
 /** Starting runs and operator actions on them. Every action goes through the run's row lock. */
 export class RunService {
   constructor(
-    private readonly ctx: EngineContext,
-    private readonly controls: ControlService = new ControlService(ctx),
+    private readonly ctx: StartDeps,
+    private readonly controls: ControlService,
   ) {}
 
   /**

@@ -1,7 +1,9 @@
 import { isTerminalRun, type Json, WeftError } from '@weft/core';
 import { Cron } from 'croner';
-import type { EngineContext } from '../context.js';
 import type { OverlapPolicy, ScheduleRecord } from '../store/schedule-records.js';
+import type { Store } from '../store/store.js';
+import type { Logger } from '../support/logger.js';
+import type { DefinitionService } from './definitions.js';
 import type { RunService } from './runs.js';
 
 /** A schedule as the API creates it. */
@@ -48,6 +50,13 @@ export function checkCron(cron: string, timezone: string): void {
   }
 }
 
+/** What schedules use. */
+export interface ScheduleDeps {
+  readonly store: Store;
+  readonly definitions: Pick<DefinitionService, 'resolve'>;
+  readonly logger: Logger;
+}
+
 /**
  * Schedules: cron expressions in a time zone that start runs of a definition. Each replica's schedule loop
  * takes due schedules under their row lock (SKIP LOCKED) and starts each run with the idempotency key
@@ -60,8 +69,8 @@ export function checkCron(cron: string, timezone: string): void {
  */
 export class ScheduleService {
   constructor(
-    private readonly ctx: EngineContext,
-    private readonly runs: RunService,
+    private readonly ctx: ScheduleDeps,
+    private readonly runs: Pick<RunService, 'open'>,
   ) {}
 
   /** Creates or replaces a schedule. */

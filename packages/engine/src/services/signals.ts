@@ -1,7 +1,17 @@
 import { isTerminalRun, type Json, type RunEvent, SIGNAL_NAME_PATTERN, WeftError } from '@weft/core';
-import type { EngineContext } from '../context.js';
-import { inPass } from '../decisions/pass.js';
+import type { Evaluator } from '../decisions/evaluator.js';
+import type { PassRunner } from '../decisions/pass-runner.js';
+import type { PayloadStore } from '../payloads/payload-store.js';
 import { uuidv7 } from '../support/ids.js';
+import type { DefinitionService } from './definitions.js';
+
+/** What sending signals uses. */
+export interface SignalDeps {
+  readonly passes: PassRunner;
+  readonly evaluator: Evaluator;
+  readonly definitions: Pick<DefinitionService, 'workflow'>;
+  readonly payloads: PayloadStore;
+}
 
 /** A signal to send to a run. */
 export interface SignalRequest {
@@ -40,7 +50,7 @@ const MAX_CORRELATION = 200;
  * of the run (a timeout firing at the same instant, the wait node being reached) and numbered in its history.
  */
 export class SignalService {
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(private readonly ctx: SignalDeps) {}
 
   /**
    * Sends a signal. Refused, changing nothing: a run that does not exist or has finished, a signal name
@@ -58,7 +68,7 @@ export class SignalService {
       data,
       by: request.by,
     };
-    const { result, pass } = await inPass(this.ctx, null, async (tx, pass) => {
+    const { result, pass } = await this.ctx.passes.run(null, async (tx, pass) => {
       const [run] = await tx.lockRuns([request.runId], 'wait');
       if (!run || run.namespace !== request.namespace)
         throw new WeftError('run_not_found', `there is no run ${request.runId}`, 404);
@@ -103,7 +113,7 @@ export class SignalService {
           : { signalId, outcome: 'kept' };
       return outcome;
     });
-    await pass.afterCommit(this.ctx.wakeups);
+    await this.ctx.passes.committed(pass);
     return result;
   }
 }

@@ -1,9 +1,27 @@
 import { checkSchema, WeftError, type Workflow } from '@weft/core';
-import type { EngineContext } from '../context.js';
-import { inPass } from '../decisions/pass.js';
+import type { Evaluator } from '../decisions/evaluator.js';
+import type { PassRunner } from '../decisions/pass-runner.js';
+import type { Extensions } from '../extensions/extensions.js';
+import type { PayloadStore } from '../payloads/payload-store.js';
 import type { DefinitionRecord, RunRecord, StartRequest } from '../store/records.js';
-import type { IdempotentRun, NewRun } from '../store/store.js';
+import type { IdempotentRun, NewRun, Store } from '../store/store.js';
 import { uuidv7 } from '../support/ids.js';
+import type { EngineStats } from '../support/stats.js';
+import type { DefinitionService } from './definitions.js';
+import type { RunIndex } from './run-index.js';
+
+/** What starting runs uses. */
+export interface StartDeps {
+  readonly store: Store;
+  readonly passes: PassRunner;
+  readonly evaluator: Evaluator;
+  readonly definitions: Pick<DefinitionService, 'resolve'>;
+  /** The before-start hook. */
+  readonly extensions: Pick<Extensions, 'checkStart'>;
+  readonly payloads: PayloadStore;
+  readonly runs: RunIndex;
+  readonly stats: EngineStats;
+}
 
 /** A started (or, for a repeated idempotency key, an existing) run. */
 export interface StartOutcome {
@@ -27,10 +45,7 @@ const keyOf = (namespace: string, key: string) => `${namespace}\u0000${key}`;
  * the transaction the winner may not have committed, and an uncommitted run is invisible (seed 001,
  * invariant 6; test: "ten simultaneous starts with one key").
  */
-export async function startBatch(
-  ctx: EngineContext,
-  requests: readonly StartRequest[],
-): Promise<StartResult[]> {
+export async function startBatch(ctx: StartDeps, requests: readonly StartRequest[]): Promise<StartResult[]> {
   const results: (StartResult | null)[] = requests.map(() => null);
   const accepted: { index: number; run: NewRun }[] = [];
   /** Starts answered by the run another start with the same key made. */
@@ -98,7 +113,7 @@ export async function startBatch(
           ],
     );
     const namespaces = [...new Set(accepted.map((a) => a.run.namespace))];
-    const { result, pass } = await inPass(ctx, null, async (tx, pass) => {
+    const { result, pass } = await ctx.passes.run(null, async (tx, pass) => {
       // Sent in this order, awaited together: one round trip.
       const claiming = keyed.length > 0 ? tx.claimIdempotencyKeys(keyed) : Promise.resolve([]);
       const locking = tx.lockQuotas(namespaces);
@@ -133,7 +148,7 @@ export async function startBatch(
       await pass.finish(tx);
       return { locked, wonKeys, usage };
     });
-    await pass.afterCommit(ctx.wakeups);
+    await ctx.passes.committed(pass);
     ctx.stats.runsStarted += result.locked.length;
     const byId = new Map(result.locked.map((r) => [r.id, r]));
     const quota = new Map(result.usage.map((u) => [u.namespace, u]));
@@ -171,7 +186,7 @@ export async function startBatch(
  * connection's snapshot, hence a short, bounded retry.
  */
 async function answerDuplicates(
-  ctx: EngineContext,
+  ctx: StartDeps,
   requests: readonly StartRequest[],
   waiting: readonly { index: number; namespace: string; key: string }[],
   results: (StartResult | null)[],

@@ -1,4 +1,4 @@
-import type { EngineContext } from '../../context.js';
+import type { Extensions } from '../../extensions/extensions.js';
 import type { StepOutcome } from '../../extensions/hooks.js';
 import type { ReportVerdict, TaskReport } from '../../store/records.js';
 
@@ -8,7 +8,7 @@ import type { ReportVerdict, TaskReport } from '../../store/records.js';
  * `afterStep` is told of each applied report.
  */
 export async function afterReports(
-  ctx: EngineContext,
+  ctx: { readonly extensions: Pick<Extensions, 'slots' | 'stepsDone'> },
   request: { readonly namespace: string; readonly worker: string; readonly reports: readonly TaskReport[] },
   verdicts: readonly ReportVerdict[],
 ): Promise<void> {

@@ -1,9 +1,9 @@
-import type { EngineContext } from '../../context.js';
 import type { NamedTask } from '../../dispatch/dispatcher.js';
 import type { Gate } from '../../extensions/gate.js';
 import { callRelease } from '../../extensions/gate-slots.js';
 import { emptyWriteSet, type LeasedTask, type QueueRow } from '../../store/records.js';
 import type { LeaseOutcome, LeaseRequest } from '../../store/store.js';
+import type { TaskDeps } from './task-deps.js';
 
 const later = (a: Date | null, ms: number) => {
   const at = new Date(Date.now() + Math.max(0, ms));
@@ -17,7 +17,7 @@ const later = (a: Date | null, ms: number) => {
  * the slot at once (test: "a claim loser releases its gate slot").
  */
 export async function leaseThroughGate(
-  ctx: EngineContext,
+  ctx: Pick<TaskDeps, 'store' | 'extensions' | 'logger' | 'dispatchMode'>,
   gate: Gate,
   request: LeaseRequest,
 ): Promise<LeaseOutcome> {
@@ -66,7 +66,7 @@ export async function leaseThroughGate(
  * with Weft's own rows the task goes on the table queue, held back until then.
  */
 export async function leaseByIdThroughGate(
-  ctx: EngineContext,
+  ctx: Pick<TaskDeps, 'store' | 'extensions' | 'logger' | 'dispatchMode'>,
   gate: Gate,
   request: { readonly namespace: string; readonly worker: string; readonly tasks: readonly NamedTask[] },
   lease: (tasks: readonly NamedTask[]) => Promise<LeasedTask[]>,
@@ -100,7 +100,7 @@ export async function leaseByIdThroughGate(
 
 /** Sends deferred attempts again after their delay, through the dispatcher in use. */
 async function offerLater(
-  ctx: EngineContext,
+  ctx: Pick<TaskDeps, 'store' | 'extensions' | 'logger' | 'dispatchMode'>,
   deferred: readonly { task: NamedTask; retryAfterMs: number }[],
 ): Promise<void> {
   // The message may lack the type, and a poll of the server's own runner has no single namespace: read

@@ -1,6 +1,6 @@
-import type { EngineContext } from '../../context.js';
 import type { NamedTask } from '../../dispatch/dispatcher.js';
 import type { LeasedTask } from '../../store/records.js';
+import type { TaskDeps } from './task-deps.js';
 
 /**
  * Leases attempts named by messages (a lease by id), in one transaction: only tasks still queued at the
@@ -8,7 +8,7 @@ import type { LeasedTask } from '../../store/records.js';
  * moved to the table queue instead, and polls waiting for its type are woken.
  */
 export async function leaseNamed(
-  ctx: EngineContext,
+  ctx: Pick<TaskDeps, 'store' | 'wakeups' | 'config'>,
   request: { readonly namespace: string; readonly worker: string; readonly taskTypes: readonly string[] },
   named: readonly NamedTask[],
 ): Promise<LeasedTask[]> {

@@ -1,7 +1,7 @@
-import type { EngineContext } from '../../context.js';
 import type { EagerSlot, Pass } from '../../decisions/pass.js';
 import type { LeasedTask } from '../../store/records.js';
 import type { StoreTx } from '../../store/store.js';
+import type { TaskDeps } from './task-deps.js';
 
 /**
  * Leases queued tasks for the room a report's worker has left, in the report's own transaction: a busy
@@ -18,7 +18,7 @@ import type { StoreTx } from '../../store/store.js';
  * round trip saw nothing queued for the worker's types. Returns null when not sent.
  */
 export function leaseQueuedForReport(
-  ctx: EngineContext,
+  ctx: Pick<TaskDeps, 'extensions' | 'dispatcher'>,
   tx: StoreTx,
   eager: EagerSlot | null,
   pass: Pass,

@@ -1,7 +1,5 @@
 import { type RunEvent, WeftError } from '@weft/core';
-import { Redispatcher } from '../../background/redispatch.js';
-import type { EngineContext } from '../../context.js';
-import { type EagerSlot, inPass } from '../../decisions/pass.js';
+import type { EagerSlot } from '../../decisions/hand-over.js';
 import type { NamedTask } from '../../dispatch/dispatcher.js';
 import { ANY_NAMESPACE, namespaceScope } from '../../store/namespaces.js';
 import type { LeasedTask, ReportVerdict, TaskReport } from '../../store/records.js';
@@ -11,6 +9,7 @@ import { leaseByIdThroughGate, leaseThroughGate } from './gated-lease.js';
 import { leaseNamed } from './lease-named.js';
 import { distinctReports, eventsByRun, hintEvents } from './report-events.js';
 import { leaseQueuedForReport } from './report-lease.js';
+import type { FinishedTaskRedrive, TaskDeps } from './task-deps.js';
 import type { LeaseTerms, PollRequest, ReportRequest } from './task-requests.js';
 
 /**
@@ -18,7 +17,10 @@ import type { LeaseTerms, PollRequest, ReportRequest } from './task-requests.js'
  * the task can never disagree about who holds a task, because both change in one statement here).
  */
 export class TaskService {
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(
+    private readonly ctx: TaskDeps,
+    private readonly redispatcher: FinishedTaskRedrive,
+  ) {}
 
   /** Lease terms every worker gets. */
   get terms(): LeaseTerms {
@@ -185,7 +187,7 @@ export class TaskService {
     inline: boolean,
   ): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
     const runIds = [...new Set(request.reports.map((r) => r.runId))];
-    const { result, pass } = await inPass(this.ctx, eager, async (tx, pass) => {
+    const { result, pass } = await this.ctx.passes.run(eager, async (tx, pass) => {
       if (!inline) {
         await tx.requestDecisions(runIds, 'task report');
         const verdicts = await tx.finishTasks(request.reports, namespaceScope(request.namespace));
@@ -241,7 +243,7 @@ export class TaskService {
     });
     const { verdicts, queued } = result;
     await fault('report.after-commit');
-    await pass.afterCommit(this.ctx.wakeups);
+    await this.ctx.passes.committed(pass);
     const accepted = verdicts.filter((v) => v.accepted).length;
     this.ctx.stats.reportsAccepted += accepted;
     this.ctx.stats.reportsRefused += verdicts.length - accepted;
@@ -278,7 +280,7 @@ export class TaskService {
     // crash between commit and enqueue): their run is re-driven (seed 003, the redelivery repair).
     if (leased.length < request.tasks.length && this.ctx.dispatchMode.kind !== 'rows') {
       const got = new Set(leased.map((t) => t.id));
-      await Redispatcher.of(this.ctx).redriveFinished(request.tasks.filter((t) => !got.has(t.taskId)));
+      await this.redispatcher.redriveFinished(request.tasks.filter((t) => !got.has(t.taskId)));
     }
     return this.ctx.extensions.withContext(leased);
   }
