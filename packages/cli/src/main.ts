@@ -2,11 +2,11 @@
 import { WeftApiError } from '@weft/client';
 import { parseDuration } from '@weft/core';
 import { Command, InvalidArgumentError } from 'commander';
-import { registerControlCommands } from './commands/control.js';
 import { listDeadLettersCommand, replayDeadLettersCommand } from './commands/dead-letters.js';
 import { demoCommand } from './commands/demo.js';
 import { registerFlowCommands } from './commands/flow.js';
 import { migrateCommand, validateCommand } from './commands/local.js';
+import { registerOperatorActionCommands } from './commands/operator-actions.js';
 import {
   cancelCommand,
   deployCommand,
@@ -167,7 +167,7 @@ program
   .option('--correlation <key>', 'only a node waiting with this correlation key takes it')
   .action((run, name, o) => signalCommand(run, name, o, remote()));
 
-registerControlCommands(program, runs, remote);
+registerOperatorActionCommands(program, runs, remote);
 registerFlowCommands(program, remote);
 
 const deadLetters = program

@@ -1,5 +1,5 @@
 import { HTTP_TASK_TYPE } from '@weft/core';
-import { BackgroundLoops } from './background/loops.js';
+import { BackgroundLoops } from './background/background-loops.js';
 import { Redispatcher } from './background/redispatch.js';
 import { Sweeper } from './background/sweeper.js';
 import { createContext, type EngineContext } from './context.js';
@@ -10,7 +10,7 @@ import { webhookDestination } from './outbox/webhook.js';
 import type { DefinitionService } from './services/definitions.js';
 import { HumanTaskService } from './services/human-tasks.js';
 import { LimitService } from './services/limit-service.js';
-import { ControlService } from './services/operator-actions.js';
+import { OperatorActionService } from './services/operator-actions.js';
 import { RunService } from './services/runs.js';
 import { ScheduleService } from './services/schedules.js';
 import { SignalService } from './services/signals.js';
@@ -29,7 +29,7 @@ export class Engine {
   readonly definitions: DefinitionService;
   readonly runs: RunService;
   /** Operator actions: pause, resume, cancel, terminate, retry, rerun, finishing tasks by hand. */
-  readonly control: ControlService;
+  readonly control: OperatorActionService;
   readonly tasks: TaskService;
   readonly signals: SignalService;
   readonly limits: LimitService;
@@ -55,7 +55,7 @@ export class Engine {
     );
     for (const d of options.destinations ?? []) ctx.destinations.register(d);
     this.definitions = ctx.definitions;
-    this.control = new ControlService(ctx);
+    this.control = new OperatorActionService(ctx);
     this.runs = new RunService(ctx, this.control);
     this.redispatcher = new Redispatcher(ctx);
     this.tasks = new TaskService(ctx, this.redispatcher);

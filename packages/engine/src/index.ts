@@ -1,7 +1,7 @@
 export * from './background/background-loop.js';
 export * from './background/decider.js';
 export * from './background/lease-reaper.js';
-export * from './background/loops.js';
+export * from './background/background-loops.js';
 export * from './background/redispatch.js';
 export * from './background/sweeper.js';
 export * from './background/timers.js';
@@ -62,7 +62,7 @@ export * from './support/ids.js';
 export * from './support/logger.js';
 export * from './support/stats.js';
 export * from './wakeups/history-feed.js';
-export * from './wakeups/pollers.js';
+export * from './wakeups/waiting-polls.js';
 export * from './wakeups/wakeups.js';
 export * from './workers/deliver.js';
 export * from './workers/http-task.js';

@@ -1,7 +1,7 @@
 import type { Clock } from '../support/clock.js';
 
 /** Something a background loop reports when a round fails. */
-export type LoopErrorHandler = (name: string, error: unknown) => void;
+export type BackgroundLoopErrorHandler = (name: string, error: unknown) => void;
 
 /**
  * Runs `round` again and again: right away when woken, otherwise every `intervalMs`. A round returns true
@@ -19,7 +19,7 @@ export class BackgroundLoop {
     private readonly round: () => Promise<boolean>,
     private readonly intervalMs: number,
     private readonly clock: Clock,
-    private readonly onError: LoopErrorHandler,
+    private readonly onError: BackgroundLoopErrorHandler,
   ) {}
 
   start(): void {

@@ -1,16 +1,16 @@
 import type { Store } from '../store/store.js';
 import type { Wakeups } from '../wakeups/wakeups.js';
 
-/** What the timer poller uses. */
+/** What the timer loop uses. */
 export interface TimerDeps {
   readonly store: Store;
   readonly wakeups: Wakeups;
 }
 
 /**
- * One round of the timer poller: finds due timers, asks for a decision on their runs first (lock order:
+ * One round of the timer loop: finds due timers, asks for a decision on their runs first (lock order:
  * decide-queue rows before timers), then deletes the timers it can lock and puts their events in the run
- * inboxes, all in one transaction. Two pollers never fire one timer twice (SKIP LOCKED on delete).
+ * inboxes, all in one transaction. Two timer loops never fire one timer twice (SKIP LOCKED on delete).
  */
 export async function timerRound(ctx: TimerDeps): Promise<boolean> {
   const due = await ctx.store.dueTimers(200);

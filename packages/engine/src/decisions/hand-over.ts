@@ -11,7 +11,7 @@ import type {
 } from '../store/records.js';
 import type { Wakeup } from '../store/store.js';
 import type { EngineStats } from '../support/stats.js';
-import type { Pollers, Reservation } from '../wakeups/pollers.js';
+import type { Reservation, WaitingPolls } from '../wakeups/waiting-polls.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -55,8 +55,8 @@ export class TaskHandOver {
 
   constructor(
     private readonly eager: EagerSlot | null,
-    private readonly pollers: {
-      readonly pollers: Pollers;
+    private readonly polls: {
+      readonly polls: WaitingPolls;
       readonly leaseMs: number;
       readonly stats?: EngineStats;
     } | null,
@@ -118,7 +118,7 @@ export class TaskHandOver {
   /** Once the transaction has committed: answers polls that were handed tasks. */
   deliver(): void {
     this.handedOver = this.reservations.filter((r) => r.filled !== null).length;
-    if (this.pollers?.stats) this.pollers.stats.leasedByHandover += this.handedOver;
+    if (this.polls?.stats) this.polls.stats.leasedByHandover += this.handedOver;
     for (const r of this.reservations) r.deliver();
     this.reservations.length = 0;
   }
@@ -215,12 +215,10 @@ export class TaskHandOver {
       this.leased.length < slot.max &&
       slot.namespace === run.namespace &&
       slot.taskTypes.has(dispatch.taskType);
-    const reservation = eager
-      ? null
-      : (this.pollers?.pollers.reserve(run.namespace, dispatch.taskType) ?? null);
+    const reservation = eager ? null : (this.polls?.polls.reserve(run.namespace, dispatch.taskType) ?? null);
     if (!eager && !reservation) return null;
     const worker = eager ? slot!.worker : reservation!.worker;
-    const leaseMs = eager ? slot!.leaseMs : this.pollers!.leaseMs;
+    const leaseMs = eager ? slot!.leaseMs : this.polls!.leaseMs;
     const token = randomUUID();
     const now = run.now.getTime();
     const deadline = dispatch.timeoutMs === null ? null : now + dispatch.timeoutMs;

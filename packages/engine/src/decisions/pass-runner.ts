@@ -54,7 +54,7 @@ export class PassRunner {
         const pass = new Pass(
           ctx.dispatcher,
           gated ? null : eager,
-          gated ? null : { pollers: ctx.wakeups.pollers, leaseMs: ctx.leaseMs, stats: ctx.stats },
+          gated ? null : { polls: ctx.wakeups.polls, leaseMs: ctx.leaseMs, stats: ctx.stats },
           ctx.cascader,
           { gating: ctx.gating, payloads: ctx.payloads },
           { extensions: ctx.extensions, logger: ctx.logger },

@@ -12,7 +12,7 @@ import {
 import type { StoreTx, Wakeup } from '../store/store.js';
 import { fault, isArmed } from '../support/faults.js';
 import type { EngineStats } from '../support/stats.js';
-import type { Pollers } from '../wakeups/pollers.js';
+import type { WaitingPolls } from '../wakeups/waiting-polls.js';
 import type { Wakeups } from '../wakeups/wakeups.js';
 import type { ActionScope } from './actions/action-scope.js';
 import { writeAction } from './actions/action-writers.js';
@@ -43,14 +43,14 @@ export class Pass {
   handle: unknown = undefined;
 
   /**
-   * `eager` is the reporting worker's free capacity, if any; `pollers` are the polls waiting in this
+   * `eager` is the reporting worker's free capacity, if any; `polls` are the polls waiting in this
    * process, which may take tasks the eager slot has no room for.
    */
   constructor(
     private readonly dispatcher: Dispatcher,
     eager: EagerSlot | null = null,
-    pollers: {
-      readonly pollers: Pollers;
+    polls: {
+      readonly polls: WaitingPolls;
       readonly leaseMs: number;
       readonly stats?: EngineStats;
     } | null = null,
@@ -58,7 +58,7 @@ export class Pass {
     private readonly services: { readonly gating: Gating; readonly payloads: PayloadStore } | null = null,
     private readonly env: PassEnv | null = null,
   ) {
-    this.handOver = new TaskHandOver(eager, pollers, services?.gating ?? null);
+    this.handOver = new TaskHandOver(eager, polls, services?.gating ?? null);
     this.report = new PassReport(env?.extensions ?? null);
     this.external = new PassDispatch(dispatcher);
   }

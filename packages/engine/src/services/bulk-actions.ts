@@ -1,6 +1,6 @@
 import { isWeftError, type RunStatus } from '@weft/core';
 import type { Store } from '../store/store.js';
-import type { ControlService } from './operator-actions.js';
+import type { OperatorActionService } from './operator-actions.js';
 
 /** Which runs a bulk action applies to. Every field narrows; none matches every run of the namespace. */
 export interface BulkFilter {
@@ -55,13 +55,13 @@ const PARALLEL = 4;
 
 /**
  * Applies cancel, terminate or retry to every run matching a filter, a batch at a time, newest first.
- * Each run gets its own transaction through the control service, so one run's refusal (or failure)
+ * Each run gets its own transaction through the operator action service, so one run's refusal (or failure)
  * never undoes another's action, and a run that changed since it was listed is checked as it is then.
  * Runs started after the first batch was read are not included: the cursor only moves to older runs.
  */
-export async function bulkControl(
+export async function bulkOperatorAction(
   store: Store,
-  control: ControlService,
+  actions: OperatorActionService,
   request: BulkRequest,
   onProgress?: (progress: BulkProgress) => void,
 ): Promise<BulkResult> {
@@ -88,7 +88,7 @@ export async function bulkControl(
         await Promise.all(
           ids.slice(i, i + PARALLEL).map(async (runId) => {
             try {
-              await control.act(runId, { kind: request.action, ...asker });
+              await actions.act(runId, { kind: request.action, ...asker });
               doneIds.push(runId);
             } catch (e) {
               refusals.push({

@@ -38,7 +38,7 @@ export interface Asker {
  * "terminate racing a completion"). An action that makes no sense in the run's state is refused with a
  * 409 that names the state, and changes nothing.
  */
-export class ControlService {
+export class OperatorActionService {
   constructor(private readonly ctx: OperatorActionDeps) {}
 
   /** Stops new work from starting; tasks already leased may finish and their results are kept. */

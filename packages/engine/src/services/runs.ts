@@ -2,7 +2,7 @@ import { type RunEvent, WeftError } from '@weft/core';
 import type { LockedRun, RunRecord, StartRequest } from '../store/records.js';
 import type { StoreTx } from '../store/store.js';
 import { Batcher } from '../support/batcher.js';
-import { type ControlService, notFound } from './operator-actions.js';
+import { notFound, type OperatorActionService } from './operator-actions.js';
 import { type StartDeps, type StartOutcome, type StartResult, startBatch } from './starts.js';
 
 export type { StartOutcome } from './starts.js';
@@ -11,7 +11,7 @@ export type { StartOutcome } from './starts.js';
 export class RunService {
   constructor(
     private readonly ctx: StartDeps,
-    private readonly controls: ControlService,
+    private readonly operatorActions: OperatorActionService,
   ) {}
 
   /**
@@ -39,10 +39,10 @@ export class RunService {
     },
   );
 
-  /** Cancels a run (through the control service): unfinished tasks are cancelled, reports refused. */
+  /** Cancels a run (an operator action): unfinished tasks are cancelled, reports refused. */
   async cancel(runId: string, by: string, reason?: string, namespace?: string): Promise<RunRecord> {
     if (namespace !== undefined) await this.get(runId, namespace);
-    return this.controls.cancel(runId, { by, ...(reason ? { reason } : {}) });
+    return this.operatorActions.cancel(runId, { by, ...(reason ? { reason } : {}) });
   }
 
   /** A run, or a `run_not_found` error (also when it belongs to another namespace than the one given). */
@@ -56,12 +56,12 @@ export class RunService {
 
   /**
    * Decides events under the run's row lock, after claiming its pending decision, with the run's inbox
-   * (seed 001, invariant 4). Operator actions go through the engine's ControlService, which checks them.
+   * (seed 001, invariant 4). Operator actions go through the engine's OperatorActionService, which checks them.
    */
-  async control(
+  async applyEvents(
     runId: string,
     events: (run: LockedRun, tx: StoreTx) => RunEvent[] | Promise<RunEvent[]>,
   ): Promise<RunRecord> {
-    return this.controls.applyEvents(runId, events);
+    return this.operatorActions.applyEvents(runId, events);
   }
 }

@@ -1,13 +1,13 @@
 import type { Wakeup } from '../store/store.js';
 import { HistoryFeed } from './history-feed.js';
-import { Pollers } from './pollers.js';
+import { WaitingPolls } from './waiting-polls.js';
 
 /**
- * In-process wake-ups: for worker polls waiting here (see Pollers) and for the background loops. A wake-up
+ * In-process wake-ups: for worker polls waiting here (see WaitingPolls) and for the background loops. A wake-up
  * is only a hint to look again; losing one costs latency (a poll timeout or loop interval), never work.
  */
 export class Wakeups {
-  readonly pollers = new Pollers();
+  readonly polls = new WaitingPolls();
   /** Live history readers in this process. */
   readonly history = new HistoryFeed();
   private readonly listeners = new Map<Wakeup['kind'], Set<() => void>>();
@@ -64,11 +64,11 @@ export class Wakeups {
   /** Delivers a wake-up to whoever waits for it in this process. */
   publish(wakeup: Wakeup): void {
     if (wakeup.kind === 'tasks') {
-      this.pollers.wake(wakeup.namespace, wakeup.taskTypes);
+      this.polls.wake(wakeup.namespace, wakeup.taskTypes);
       return;
     }
     if (wakeup.kind === 'gates') {
-      this.pollers.wakeAll(wakeup.namespace);
+      this.polls.wakeAll(wakeup.namespace);
       return;
     }
     for (const fn of this.listeners.get(wakeup.kind) ?? []) fn();

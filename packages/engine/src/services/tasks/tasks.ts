@@ -40,7 +40,7 @@ export class TaskService {
   private async pollLeases(request: PollRequest): Promise<LeasedTask[]> {
     const deadline = Date.now() + Math.min(request.waitMs, this.ctx.config.maxPollWaitMs);
     for (;;) {
-      const poll = this.ctx.wakeups.pollers.register({
+      const poll = this.ctx.wakeups.polls.register({
         namespace: request.namespace,
         worker: request.worker,
         taskTypes: request.taskTypes,

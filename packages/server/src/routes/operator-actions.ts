@@ -35,8 +35,8 @@ function askerOf(b: Asked | null | undefined): { by: string; reason?: string } {
  * tasks by hand (cancel is in runs.ts). Each answers with the run as it is after the action, or a 409
  * naming the run's (or task's) state when the action makes no sense in it.
  */
-export function controlRoutes(app: FastifyInstance, engine: Engine): void {
-  const control = engine.control;
+export function operatorActionRoutes(app: FastifyInstance, engine: Engine): void {
+  const actions = engine.control;
 
   for (const verb of ['pause', 'resume', 'retry'] as const) {
     app.post<{ Params: { id: string }; Body: Asked | null }>(
@@ -44,7 +44,7 @@ export function controlRoutes(app: FastifyInstance, engine: Engine): void {
       { schema: body({}) },
       async (request) => {
         const id = runId(request.params.id);
-        return runJson(await control[verb](id, askerOf(request.body)));
+        return runJson(await actions[verb](id, askerOf(request.body)));
       },
     );
   }
@@ -52,7 +52,7 @@ export function controlRoutes(app: FastifyInstance, engine: Engine): void {
   app.post<{ Params: { id: string }; Body: Asked & { reason: string } }>(
     '/v1/runs/:id/terminate',
     { schema: body({ reason: { type: 'string', minLength: 1, maxLength: 2000 } }, ['reason']) },
-    async (request) => runJson(await control.terminate(runId(request.params.id), askerOf(request.body))),
+    async (request) => runJson(await actions.terminate(runId(request.params.id), askerOf(request.body))),
   );
 
   app.post<{ Params: { id: string }; Body: Asked & { node: string; iteration?: string } }>(
@@ -60,7 +60,7 @@ export function controlRoutes(app: FastifyInstance, engine: Engine): void {
     { schema: body({ node: { type: 'string', minLength: 1, maxLength: 64 }, iteration }, ['node']) },
     async (request) => {
       const { node, iteration: it } = request.body;
-      const run = await control.rerun(runId(request.params.id), node, {
+      const run = await actions.rerun(runId(request.params.id), node, {
         ...askerOf(request.body),
         ...(it !== undefined ? { iteration: it } : {}),
       });
@@ -73,7 +73,7 @@ export function controlRoutes(app: FastifyInstance, engine: Engine): void {
     Body: (Asked & { iteration?: string; output?: Json }) | null;
   }>('/v1/runs/:id/nodes/:node/skip', { schema: body({ iteration, output: {} }) }, async (request) => {
     const b = request.body;
-    const run = await control.skipTask(runId(request.params.id), request.params.node, {
+    const run = await actions.skipTask(runId(request.params.id), request.params.node, {
       ...askerOf(b),
       ...(b?.iteration !== undefined ? { iteration: b.iteration } : {}),
       ...(b?.output !== undefined ? { output: b.output } : {}),
@@ -86,7 +86,7 @@ export function controlRoutes(app: FastifyInstance, engine: Engine): void {
     { schema: body({ iteration, output: {} }, ['output']) },
     async (request) => {
       const b = request.body;
-      const run = await control.completeTask(runId(request.params.id), request.params.node, {
+      const run = await actions.completeTask(runId(request.params.id), request.params.node, {
         ...askerOf(b),
         ...(b.iteration !== undefined ? { iteration: b.iteration } : {}),
         output: b.output,
@@ -120,7 +120,7 @@ export function controlRoutes(app: FastifyInstance, engine: Engine): void {
     },
     async (request) => {
       const b = request.body;
-      const run = await control.failTask(runId(request.params.id), request.params.node, {
+      const run = await actions.failTask(runId(request.params.id), request.params.node, {
         ...askerOf(b),
         ...(b.iteration !== undefined ? { iteration: b.iteration } : {}),
         error: b.error,

@@ -10,27 +10,27 @@ import type { Sweeper } from './sweeper.js';
 import { type TimerDeps, timerRound } from './timers.js';
 
 /** What an engine's background loops use. */
-export interface LoopDeps extends DeciderDeps, TimerDeps, LeaseReaperDeps, RelayDeps {
+export interface BackgroundLoopDeps extends DeciderDeps, TimerDeps, LeaseReaperDeps, RelayDeps {
   readonly config: EngineConfig;
 }
 
 /** The loops that are services' rounds. */
-export interface LoopServices {
+export interface BackgroundLoopServices {
   readonly schedules: Pick<ScheduleService, 'round'>;
   readonly sweeper: Pick<Sweeper, 'round'>;
   readonly redispatcher: Pick<Redispatcher, 'round'>;
 }
 
 /**
- * An engine's background loops, each on its own poll interval: the decider, the timer poller, the lease
+ * An engine's background loops, each on its own poll interval: the decider, the timer loop, the lease
  * reaper, the schedule loop, the stuck-run sweeper, the repair of dispatch and the outbox relay. The
- * decider, the timer poller and the relay also run when a wake-up of their kind arrives.
+ * decider, the timer loop and the relay also run when a wake-up of their kind arrives.
  */
 export class BackgroundLoops {
   private readonly loops: BackgroundLoop[];
   private readonly relay: Relay;
 
-  constructor(ctx: LoopDeps, services: LoopServices, clock: Clock) {
+  constructor(ctx: BackgroundLoopDeps, services: BackgroundLoopServices, clock: Clock) {
     const config = ctx.config;
     const onError = (name: string, error: unknown) =>
       ctx.logger.error(

@@ -44,7 +44,7 @@ export interface WaitingPoll {
  * poll answers with the task. That saves the poll's own lease transaction and a round trip. The
  * reservations of a transaction that rolls back are released; a hand-over is never visible before commit.
  */
-export class Pollers {
+export class WaitingPolls {
   private readonly waiting = new Set<Entry>();
 
   /** Registers a poll, paused, before it looks at the queue: nothing queued in between is missed. */

@@ -1,5 +1,11 @@
 import { isWeftError } from '@weft/core';
-import { type BulkProgress, bulkControl, type Cascader, Engine, type StoppedRun } from '@weft/engine';
+import {
+  type BulkProgress,
+  bulkOperatorAction as bulkControl,
+  type Cascader,
+  Engine,
+  type StoppedRun,
+} from '@weft/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually, failed, type Harness, harness, lease } from './helpers.js';
 

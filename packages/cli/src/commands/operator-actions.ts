@@ -36,7 +36,11 @@ function said(run: Run): void {
  * Registers the operator commands: pause, resume, terminate, retry, rerun, `task skip|complete|fail`,
  * `bulk`, and `runs watch` / `runs history` on the `runs` group.
  */
-export function registerControlCommands(program: Command, runs: Command, remote: () => RemoteOptions): void {
+export function registerOperatorActionCommands(
+  program: Command,
+  runs: Command,
+  remote: () => RemoteOptions,
+): void {
   const asking = (o: { reason?: string }) => ({ by: cliUser(), ...(o.reason ? { reason: o.reason } : {}) });
 
   program
