@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { S3BlobStore } from '@weft/connectors';
-import { PayloadStore } from '@weft/engine';
+import { PayloadStore } from '@weft/engine/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The S3 blob store against a local fake of the S3 API (no S3 server is reachable here): path-style

@@ -1,70 +1,64 @@
-export * from './background/background-loop.js';
-export * from './background/decider.js';
-export * from './background/lease-reaper.js';
-export * from './background/background-loops.js';
-export * from './background/redispatch.js';
-export * from './background/sweeper.js';
-export * from './background/timers.js';
-export * from './context.js';
-export * from './decisions/cascade.js';
-export * from './decisions/evaluator.js';
-export * from './decisions/outbox-rows.js';
-export * from './decisions/pass.js';
-export * from './decisions/pass-runner.js';
-export * from './dispatch/dispatch-mode.js';
-export * from './dispatch/dispatcher.js';
-export * from './engine.js';
-export * from './engine-options.js';
-export * from './extensions/extensions.js';
+// The public API of @weft/engine: the engine, its settings and its services with what they take and give;
+// the Store contract, the records it speaks and the helpers every store shares; dispatch; the extension
+// points (gate, hooks, observer, tracer, cascader); outbox destinations; blob stores. What Weft's own
+// packages share beyond this is in internal.ts (`@weft/engine/internal`).
+
+export type { Redispatcher } from './background/redispatch.js';
+export type { Sweeper, SweeperStats } from './background/sweeper.js';
+export { type Cascader, noCascade, type StoppedRun } from './decisions/cascade.js';
+export {
+  type Dispatcher,
+  type NamedTask,
+  type QueueDispatcher,
+  type RowDispatcher,
+  tableDispatcher,
+} from './dispatch/dispatcher.js';
+export { Engine } from './engine.js';
+export type { EngineOptions } from './engine-options.js';
 export * from './extensions/gate.js';
-export * from './extensions/gate-slots.js';
 export * from './extensions/hooks.js';
 export * from './extensions/observer.js';
 export * from './extensions/tracer.js';
-export * from './outbox/child-cascade.js';
-export * from './outbox/destination.js';
-export * from './outbox/outbox-dispatcher.js';
-export * from './outbox/relay.js';
-export * from './outbox/run-effects.js';
+export { childRunCascader } from './outbox/child-cascade.js';
+export { type DeliveryContext, type Destination, failureOf } from './outbox/destination.js';
+export { outboxDispatcher } from './outbox/outbox-dispatcher.js';
 export * from './outbox/webhook.js';
-export * from './payloads/blob-store.js';
-export * from './payloads/folder-blob-store.js';
-export * from './payloads/payload-store.js';
-export * from './services/bulk-actions.js';
-export * from './services/definitions.js';
-export * from './services/human-tasks.js';
-export * from './services/limit-service.js';
-export * from './services/limits.js';
-export * from './services/operator-actions.js';
-export * from './services/run-index.js';
-export * from './services/runs.js';
-export * from './services/schedules.js';
-export * from './services/signals.js';
-export * from './services/starts.js';
-export * from './services/tasks/gated-lease.js';
-export * from './services/tasks/task-deps.js';
-export * from './services/tasks/task-requests.js';
-export * from './services/tasks/tasks.js';
+export type { BlobStore } from './payloads/blob-store.js';
+export { FolderBlobStore } from './payloads/folder-blob-store.js';
+export {
+  type BulkFilter,
+  type BulkProgress,
+  type BulkRefusal,
+  type BulkRequest,
+  type BulkResult,
+  bulkOperatorAction,
+} from './services/bulk-actions.js';
+export type { DefinitionService } from './services/definitions.js';
+export type { HumanTaskService } from './services/human-tasks.js';
+export type { LimitService } from './services/limit-service.js';
+export type { Asker, OperatorActionService } from './services/operator-actions.js';
+export type { RunService } from './services/runs.js';
+export type { ScheduleRequest, ScheduleService } from './services/schedules.js';
+export {
+  MAX_SIGNAL_BYTES,
+  type SignalOutcome,
+  type SignalRequest,
+  type SignalService,
+} from './services/signals.js';
+export type { StartOutcome } from './services/starts.js';
+export type { LeaseTerms, PollRequest, ReportRequest } from './services/tasks/task-requests.js';
+export type { TaskService } from './services/tasks/tasks.js';
+export * from './store/capabilities.js';
 export * from './store/human-records.js';
 export * from './store/lease-rounds.js';
 export * from './store/limit-records.js';
-export * from './store/namespaces.js';
+export { ANY_NAMESPACE } from './store/namespaces.js';
 export * from './store/outbox-records.js';
 export * from './store/records.js';
 export * from './store/report-refusals.js';
 export * from './store/schedule-records.js';
 export * from './store/store.js';
-export * from './support/batcher.js';
-export * from './support/clock.js';
-export * from './support/config.js';
-export * from './support/faults.js';
-export * from './support/ids.js';
-export * from './support/logger.js';
-export * from './support/stats.js';
-export * from './wakeups/history-feed.js';
-export * from './wakeups/waiting-polls.js';
-export * from './wakeups/wakeups.js';
+export { type Clock, systemClock } from './support/clock.js';
+export { DEFAULT_CONFIG, type EngineConfig } from './support/config.js';
+export { type Logger, silentLogger } from './support/logger.js';
 export * from './workers/deliver.js';
-export * from './workers/http-task.js';
-export * from './workers/in-process-worker.js';
-export * from './workers/system-runner.js';

@@ -1,4 +1,5 @@
-import { type DispatchTask, emptyWriteSet, negotiateDispatch, type QueueDispatcher } from '@weft/engine';
+import { type DispatchTask, emptyWriteSet, type QueueDispatcher } from '@weft/engine';
+import { negotiateDispatch } from '@weft/engine/internal';
 import { describe, expect, it } from 'vitest';
 import { isMemoryTransactionHandle, MemoryStore } from '../src/index.js';
 

@@ -1,5 +1,6 @@
 import { definitionHash, parseDefinition } from '@weft/core';
-import { emptyWriteSet, type NewTaskRow, uuidv7, type WriteSet } from '@weft/engine';
+import { emptyWriteSet, type NewTaskRow, type WriteSet } from '@weft/engine';
+import { uuidv7 } from '@weft/engine/internal';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../src/index.js';
 

@@ -1,25 +1,4 @@
-import type { QueueRow, WriteSet } from '../store/records.js';
-
-/**
- * A queued task as a dispatcher sees it: which attempt to deliver, and not before when. A message is only
- * a wake-up: whoever takes it leases the task by id (`TaskService.leaseById`), which checks that the task is
- * still queued at that attempt and hands out a fresh fencing token, so duplicates and stale messages are
- * harmless.
- */
-export interface DispatchTask {
-  readonly taskId: string;
-  readonly runId: string;
-  readonly attempt: number;
-  readonly namespace: string;
-  readonly taskType: string;
-  readonly priority: number;
-  /**
-   * Deliver no earlier than this (a retry's backoff). A dispatcher must honour it durably: a message
-   * delivered early runs the retry early, and a message dropped because it was not due yet is lost until
-   * the engine's repair sends it again. Null: deliver now.
-   */
-  readonly notBefore: Date | null;
-}
+import type { DispatchTask, QueueRow, WriteSet } from '../store/records.js';
 
 /** A task named by a message, as a lease by id receives it. */
 export interface NamedTask {

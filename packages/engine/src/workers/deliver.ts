@@ -1,7 +1,6 @@
 import type { Json, TaskError } from '@weft/core';
-import type { DispatchTask } from '../dispatch/dispatcher.js';
 import type { TaskService } from '../services/tasks/tasks.js';
-import type { LeasedTask } from '../store/records.js';
+import type { DispatchTask, LeasedTask } from '../store/records.js';
 
 /** What a consumer needs of the engine's task service (in this process, or a client of a server's API). */
 export type DeliveryTarget = Pick<TaskService, 'leaseById' | 'report' | 'heartbeat' | 'terms'>;

@@ -1,5 +1,6 @@
 import { type RunStatus, WeftError } from '@weft/core';
-import { type BulkFilter, bulkOperatorAction, type Engine, isUuid } from '@weft/engine';
+import { type BulkFilter, bulkOperatorAction, type Engine } from '@weft/engine';
+import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 

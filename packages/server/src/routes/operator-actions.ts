@@ -1,5 +1,6 @@
 import { type Json, WeftError } from '@weft/core';
-import { type Engine, isUuid } from '@weft/engine';
+import type { Engine } from '@weft/engine';
+import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { runJson } from '../wire.js';
 
