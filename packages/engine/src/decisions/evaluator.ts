@@ -4,14 +4,10 @@ import {
   type DecisionState,
   decide,
   isControlEvent,
-  type Mailbox,
-  type MailboxKey,
-  mailboxKey,
   needsWholeRun,
   planLoad,
   type RunEvent,
   type RunView,
-  type TaskState,
   taskKey,
   type Workflow,
 } from '@weft/core';
@@ -19,7 +15,10 @@ import type { PayloadStore } from '../payloads/payload-store.js';
 import type { InboxItem, LockedRun } from '../store/records.js';
 import type { LoadedTask, StateKey, StoreTx } from '../store/store.js';
 import { EngineStats } from '../support/stats.js';
+import { dedupe, group, inner, KnownRows, loadMailboxes } from './known-rows.js';
 import type { Pass } from './pass.js';
+import { resolveEvent, resolveMailboxes, resolveRows } from './resolve-payloads.js';
+import { runView } from './run-view.js';
 
 const MAX_LOAD_ROUNDS = 20;
 
@@ -59,6 +58,15 @@ const EMPTY_VIEW: RunView = {
   sinksDone: 0,
 };
 
+/** What one run of a batch decides, planned before anything is decided. */
+interface RunPlan {
+  readonly item: DecideItem;
+  readonly workflow: Workflow;
+  readonly events: RunEvent[];
+  /** The node instances its events touch, as planned. */
+  readonly keys: StateKey[];
+}
+
 /** Reads prepared for a batch of runs, issued by the caller (so they can share a round trip with others). */
 export interface Prefetch {
   readonly inbox: Promise<InboxItem[]>;
@@ -84,47 +92,6 @@ export class Evaluator {
     private readonly stats: EngineStats = new EngineStats(),
     private readonly payloads: PayloadStore | null = null,
   ) {}
-
-  /** Loaded mailboxes with the offloaded data of their kept signals fetched back. */
-  private async resolveMailboxes(boxes: Map<string, Mailbox | null>): Promise<Map<string, Mailbox | null>> {
-    const payloads = this.payloads;
-    if (!payloads) return boxes;
-    for (const [key, box] of boxes) {
-      if (!box?.buffered.some((b) => payloads.isRef(b.data))) continue;
-      const buffered = await Promise.all(
-        box.buffered.map(async (b) => ({ ...b, data: await payloads.resolve(b.data) })),
-      );
-      boxes.set(key, { ...box, buffered });
-    }
-    return boxes;
-  }
-
-  /**
-   * An event with its offloaded payload fetched back (a signal's data, a child run's output): the decider
-   * and its expressions see the value.
-   */
-  private async resolveEvent(event: RunEvent): Promise<RunEvent> {
-    const payloads = this.payloads;
-    if (!payloads) return event;
-    if (event.kind === 'signal_received' && payloads.isRef(event.data))
-      return { ...event, data: await payloads.resolve(event.data) };
-    if (event.kind === 'child_finished' && payloads.isRef(event.output))
-      return { ...event, output: await payloads.resolve(event.output) };
-    return event;
-  }
-
-  /** Loaded rows with offloaded inputs and outputs fetched back (the run lock is held meanwhile). */
-  private async resolveRows(rows: LoadedTask[]): Promise<LoadedTask[]> {
-    const payloads = this.payloads;
-    if (!payloads || !rows.some((r) => payloads.isRef(r.input) || payloads.isRef(r.output))) return rows;
-    return Promise.all(
-      rows.map(async (r) =>
-        payloads.isRef(r.input) || payloads.isRef(r.output)
-          ? { ...r, input: await payloads.resolve(r.input), output: await payloads.resolve(r.output) }
-          : r,
-      ),
-    );
-  }
 
   /**
    * Starts the reads for a batch: inboxes of claimed runs, and the node instances the given events (the
@@ -176,22 +143,40 @@ export class Evaluator {
           events: i.fresh ? [] : i.own,
         })),
       ));
-    const [inbox, loaded] = await Promise.all([reads.inbox, reads.tasks.then((r) => this.resolveRows(r))]);
-    const inboxByRun = group(inbox, (i) => i.runId);
-    // By run, then by node instance key.
-    const known = new Map<string, Map<string, TaskState>>();
-    const ids = new Map<string, Map<string, string>>();
-    const remember = (rows: readonly LoadedTask[]) => {
-      for (const row of rows) {
-        const { id, runId, ...state } = row;
-        const key = taskKey(row.nodeId, row.iteration);
-        inner(known, runId).set(key, state);
-        inner(ids, runId).set(key, id);
-      }
-    };
-    remember(loaded);
-    const plannedKeys = new Map<string, Set<string>>();
-    const plan: { item: DecideItem; workflow: Workflow; events: RunEvent[]; keys: StateKey[] }[] = [];
+    const [inbox, loaded] = await Promise.all([
+      reads.inbox,
+      reads.tasks.then((r) => resolveRows(this.payloads, r)),
+    ]);
+    const known = new KnownRows();
+    known.add(loaded);
+    const plan = await this.plan(
+      tx,
+      items,
+      group(inbox, (i) => i.runId),
+      pass,
+    );
+    const planned = await this.readPlanned(tx, plan, reads.asked, known);
+    const complete = await this.readWholeRuns(tx, plan, known);
+    let decided = 0;
+    for (const p of plan) {
+      await this.decideRun(tx, p, known, planned.get(p.item.run.id), complete.has(p.item.run.id), pass);
+      decided += p.events.length;
+      this.stats.eventsDecided += p.events.length;
+    }
+    return decided;
+  }
+
+  /**
+   * What each run decides: the events waiting in its inbox and its own, the workflow, and the node
+   * instances they touch. The inbox events it takes are marked done in `pass`.
+   */
+  private async plan(
+    tx: StoreTx,
+    items: readonly DecideItem[],
+    inboxByRun: ReadonlyMap<string, InboxItem[]>,
+    pass: Pass,
+  ): Promise<RunPlan[]> {
+    const plan: RunPlan[] = [];
     for (const item of items) {
       const waiting = item.claimed ? (inboxByRun.get(item.run.id) ?? []) : [];
       let events: RunEvent[];
@@ -212,142 +197,127 @@ export class Evaluator {
       if (events.length === 0) continue;
       const workflow = await this.definitions.workflow(item.run.definitionId, tx);
       const keys = events
-        .flatMap((e) => planLoad(workflow, view(item.run), e))
+        .flatMap((e) => planLoad(workflow, runView(item.run), e))
         .map((k) => ({ runId: item.run.id, ...k }));
       plan.push({ item, workflow, events, keys });
     }
-    // Keys the prefetch could not know (inbox events, or wrong hints), loaded in one more read.
+    return plan;
+  }
+
+  /**
+   * Reads the planned node instances the prefetch could not know (inbox events, or wrong hints), in one
+   * more read. Returns each run's planned keys: those with no row are known to be absent.
+   */
+  private async readPlanned(
+    tx: StoreTx,
+    plan: readonly RunPlan[],
+    asked: ReadonlySet<string>,
+    known: KnownRows,
+  ): Promise<Map<string, Set<string>>> {
+    const planned = new Map<string, Set<string>>();
     for (const p of plan)
       for (const k of p.keys)
-        inner(plannedKeys, k.runId, () => new Set<string>()).add(taskKey(k.nodeId, k.iteration));
+        inner(planned, k.runId, () => new Set<string>()).add(taskKey(k.nodeId, k.iteration));
     const missing = plan
       .filter((p) => !p.item.fresh)
       .flatMap((p) => p.keys)
-      .filter((k) => !reads.asked.has(`${k.runId}/${taskKey(k.nodeId, k.iteration)}`));
+      .filter((k) => !asked.has(`${k.runId}/${taskKey(k.nodeId, k.iteration)}`));
     if (missing.length > 0) {
       const keys = dedupe(missing);
       this.stats.instancesRead += keys.length;
-      remember(await this.resolveRows(await tx.loadTasks(keys)));
+      known.add(await resolveRows(this.payloads, await tx.loadTasks(keys)));
     }
-    // Decisions that read every instance of their run get them all, and a complete state.
+    return planned;
+  }
+
+  /**
+   * Decisions that read every instance of their run get them all, and a complete state. Returns the runs
+   * whose state is complete.
+   */
+  private async readWholeRuns(tx: StoreTx, plan: readonly RunPlan[], known: KnownRows): Promise<Set<string>> {
     const whole = plan.filter((p) => p.events.some(needsWholeRun));
     const unread = whole.filter((p) => !p.item.wholeRun).map((p) => p.item.run.id);
     if (unread.length > 0) {
-      const rows = await this.resolveRows(await tx.loadRunTasks(unread));
+      const rows = await resolveRows(this.payloads, await tx.loadRunTasks(unread));
       this.stats.instancesRead += rows.length;
-      remember(rows);
+      known.add(rows);
     }
-    for (const p of whole) if (p.item.wholeRun) remember(await this.resolveRows([...p.item.wholeRun]));
-    const complete = new Set(whole.map((p) => p.item.run.id));
-    let decided = 0;
-    for (const { item, workflow, events } of plan) {
-      const run = item.run;
-      const tasks = new Map<string, TaskState | null>();
-      const runIds = new Map<string, string>();
-      for (const [key, value] of known.get(run.id) ?? []) tasks.set(key, value);
-      for (const [key, id] of ids.get(run.id) ?? []) runIds.set(key, id);
-      // Planned keys with no row are known to be absent.
-      for (const key of plannedKeys.get(run.id) ?? []) if (!tasks.has(key)) tasks.set(key, null);
-      const runView = view(run);
-      if (this.payloads?.isRef(runView.input))
-        (runView as { input: RunView['input'] }).input = await this.payloads.resolve(runView.input);
-      let state: DecisionState = {
-        run: runView,
-        tasks,
-        mailboxes: new Map(),
-        ...(complete.has(run.id) ? { complete: true } : {}),
-      };
-      const actions: Action[] = [];
-      for (const received of events) {
-        const event = await this.resolveEvent(received);
-        for (let round = 0; ; round++) {
-          const result = await decide(workflow, state, event, run.now, this.decideOptions);
-          if (result.kind === 'decided') {
-            actions.push(...result.actions);
-            state = result.state;
-            break;
-          }
-          if (round >= MAX_LOAD_ROUNDS)
-            throw new Error(`decision on run ${run.id} kept asking for more state (${event.kind})`);
-          this.stats.instancesRead += result.keys.length;
-          const [rows, boxes] = await Promise.all([
-            tx.loadTasks(result.keys.map((k) => ({ runId: run.id, ...k }))).then((r) => this.resolveRows(r)),
-            result.mailboxes
-              ? loadMailboxes(tx, run.id, result.mailboxes).then((b) => this.resolveMailboxes(b))
-              : null,
-          ]);
-          const merged = new Map(state.tasks);
-          for (const k of result.keys) merged.set(taskKey(k.nodeId, k.iteration), null);
-          for (const row of rows) {
-            const { id, runId: _r, ...s } = row;
-            merged.set(taskKey(row.nodeId, row.iteration), s);
-            runIds.set(taskKey(row.nodeId, row.iteration), id);
-          }
-          state = {
-            ...state,
-            tasks: merged,
-            mailboxes: boxes ? new Map([...(state.mailboxes ?? []), ...boxes]) : state.mailboxes,
-          };
-        }
+    for (const p of whole)
+      if (p.item.wholeRun) known.add(await resolveRows(this.payloads, [...p.item.wholeRun]));
+    return new Set(whole.map((p) => p.item.run.id));
+  }
+
+  /** Decides one run's events in order, each from the state the one before left, into `pass`. */
+  private async decideRun(
+    tx: StoreTx,
+    { item, workflow, events }: RunPlan,
+    known: KnownRows,
+    planned: ReadonlySet<string> | undefined,
+    complete: boolean,
+    pass: Pass,
+  ): Promise<void> {
+    const run = item.run;
+    const { tasks, ids } = known.ofRun(run.id);
+    // Planned keys with no row are known to be absent.
+    for (const key of planned ?? []) if (!tasks.has(key)) tasks.set(key, null);
+    const view = runView(run);
+    if (this.payloads?.isRef(view.input))
+      (view as { input: RunView['input'] }).input = await this.payloads.resolve(view.input);
+    let state: DecisionState = {
+      run: view,
+      tasks,
+      mailboxes: new Map(),
+      ...(complete ? { complete: true } : {}),
+    };
+    const actions: Action[] = [];
+    for (const received of events) {
+      const event = await resolveEvent(this.payloads, received);
+      const result = await this.decideEvent(tx, run, workflow, state, event, ids);
+      actions.push(...result.actions);
+      state = result.state;
+    }
+    pass.addActions(run, actions, ids, workflow);
+  }
+
+  /**
+   * Decides one event, loading what the decider asks for until it has decided: the node instances and
+   * signal mailboxes it names (row ids of instances read go into `ids`).
+   */
+  private async decideEvent(
+    tx: StoreTx,
+    run: LockedRun,
+    workflow: Workflow,
+    from: DecisionState,
+    event: RunEvent,
+    ids: Map<string, string>,
+  ): Promise<{ actions: readonly Action[]; state: DecisionState }> {
+    let state = from;
+    for (let round = 0; ; round++) {
+      const result = await decide(workflow, state, event, run.now, this.decideOptions);
+      if (result.kind === 'decided') return { actions: result.actions, state: result.state };
+      if (round >= MAX_LOAD_ROUNDS)
+        throw new Error(`decision on run ${run.id} kept asking for more state (${event.kind})`);
+      this.stats.instancesRead += result.keys.length;
+      const [rows, boxes] = await Promise.all([
+        tx
+          .loadTasks(result.keys.map((k) => ({ runId: run.id, ...k })))
+          .then((r) => resolveRows(this.payloads, r)),
+        result.mailboxes
+          ? loadMailboxes(tx, run.id, result.mailboxes).then((b) => resolveMailboxes(this.payloads, b))
+          : null,
+      ]);
+      const merged = new Map(state.tasks);
+      for (const k of result.keys) merged.set(taskKey(k.nodeId, k.iteration), null);
+      for (const row of rows) {
+        const { id, runId: _r, ...s } = row;
+        merged.set(taskKey(row.nodeId, row.iteration), s);
+        ids.set(taskKey(row.nodeId, row.iteration), id);
       }
-      pass.addActions(run, actions, runIds, workflow);
-      decided += events.length;
-      this.stats.eventsDecided += events.length;
+      state = {
+        ...state,
+        tasks: merged,
+        mailboxes: boxes ? new Map([...(state.mailboxes ?? []), ...boxes]) : state.mailboxes,
+      };
     }
-    return decided;
   }
-}
-
-/** Loads signal mailboxes for a decision: absent ones are known to be empty (null). */
-async function loadMailboxes(
-  tx: StoreTx,
-  runId: string,
-  keys: readonly MailboxKey[],
-): Promise<Map<string, Mailbox | null>> {
-  const out = new Map<string, Mailbox | null>(keys.map((k) => [mailboxKey(k.name, k.correlation), null]));
-  for (const row of await tx.loadMailboxes(keys.map((k) => ({ runId, ...k }))))
-    out.set(mailboxKey(row.mailbox.name, row.mailbox.correlation), row.mailbox);
-  return out;
-}
-
-function view(run: LockedRun): RunView {
-  return {
-    id: run.id,
-    definition: run.definitionName,
-    version: run.definitionVersion,
-    status: run.status,
-    input: run.input,
-    vars: run.vars,
-    sinksDone: run.sinksDone,
-  };
-}
-
-function inner<K, V extends object>(
-  outer: Map<K, V>,
-  key: K,
-  make: () => V = () => new Map() as unknown as V,
-): V {
-  let value = outer.get(key);
-  if (!value) {
-    value = make();
-    outer.set(key, value);
-  }
-  return value;
-}
-
-function group<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
-  }
-  return out;
-}
-
-function dedupe(keys: readonly StateKey[]): StateKey[] {
-  const seen = new Map<string, StateKey>();
-  for (const k of keys) seen.set(`${k.runId}/${taskKey(k.nodeId, k.iteration)}`, k);
-  return [...seen.values()];
 }

@@ -106,36 +106,40 @@ export function finishRows(
     });
   }
   const callback = workflow?.definition.onStatus;
-  if (callback?.statuses.includes(status)) {
-    const message: EventMessage = {
-      // The decision's time too: a run retried by an operator may end with the same status again.
-      id: stableId('weft.status', run.id, status, run.now.toISOString()),
-      type: `run.${status}`,
-      time: run.now.toISOString(),
-      source: {
-        namespace: run.namespace,
-        run_id: run.id,
-        definition: run.definitionName,
-        version: run.definitionVersion,
-      },
-      data: { status, output, error: error as unknown as Json },
-    };
-    const base = { runId: run.id, namespace: run.namespace, taskId: null, messageId: message.id };
-    outbox.push(
-      callback.kind === 'url'
-        ? {
-            ...base,
-            destination: WEBHOOK_DESTINATION,
-            payload: { kind: 'webhook', url: callback.url, message },
-          }
-        : {
-            ...base,
-            destination: sinkDestination(callback.sink),
-            payload: { kind: 'publish', topic: null, message },
-          },
-    );
-  }
+  if (callback?.statuses.includes(status))
+    outbox.push(statusCallbackRow(run, status, output, error, callback));
   return { inbox, outbox };
+}
+
+/** The outbox row of a run's status callback: to a URL (signed webhook) or to a sink. */
+function statusCallbackRow(
+  run: LockedRun,
+  status: FinalStatus,
+  output: Json | null,
+  error: RunError | null,
+  callback: NonNullable<Workflow['definition']['onStatus']>,
+): OutboxWrite {
+  const message: EventMessage = {
+    // The decision's time too: a run retried by an operator may end with the same status again.
+    id: stableId('weft.status', run.id, status, run.now.toISOString()),
+    type: `run.${status}`,
+    time: run.now.toISOString(),
+    source: {
+      namespace: run.namespace,
+      run_id: run.id,
+      definition: run.definitionName,
+      version: run.definitionVersion,
+    },
+    data: { status, output, error: error as unknown as Json },
+  };
+  const base = { runId: run.id, namespace: run.namespace, taskId: null, messageId: message.id };
+  return callback.kind === 'url'
+    ? { ...base, destination: WEBHOOK_DESTINATION, payload: { kind: 'webhook', url: callback.url, message } }
+    : {
+        ...base,
+        destination: sinkDestination(callback.sink),
+        payload: { kind: 'publish', topic: null, message },
+      };
 }
 
 /** The outbox row that carries a queued task to an external queue (the Redis dispatcher). */

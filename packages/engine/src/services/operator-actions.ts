@@ -4,12 +4,12 @@ import {
   isTaskRequest,
   type Json,
   type RunEvent,
-  type RunView,
   type TaskState,
   WeftError,
 } from '@weft/core';
 import type { Evaluator } from '../decisions/evaluator.js';
 import type { PassRunner } from '../decisions/pass-runner.js';
+import { runView } from '../decisions/run-view.js';
 import type { LockedRun, RunRecord } from '../store/records.js';
 import type { LoadedTask, Store, StoreTx } from '../store/store.js';
 import { fault } from '../support/faults.js';
@@ -98,7 +98,7 @@ export class OperatorActionService {
     return this.locked(runId, async (tx, run) => {
       const workflow = await this.ctx.definitions.workflow(run.definitionId);
       const rows = await this.read(tx, run, request);
-      const checked = checkControl(workflow, view(run), rows.map(state), request);
+      const checked = checkControl(workflow, runView(run), rows.map(state), request);
       if (!checked.ok) {
         const { code, message, status } = checked.error;
         throw new WeftError(code, message, status, { run_id: run.id, status: run.status });
@@ -164,16 +164,4 @@ export function notFound(runId: string): WeftError {
 function state(row: LoadedTask): TaskState {
   const { id: _id, runId: _runId, ...rest } = row;
   return rest;
-}
-
-function view(run: LockedRun): RunView {
-  return {
-    id: run.id,
-    definition: run.definitionName,
-    version: run.definitionVersion,
-    status: run.status,
-    input: run.input,
-    vars: run.vars,
-    sinksDone: run.sinksDone,
-  };
 }

@@ -3,7 +3,7 @@ import type { Evaluator } from '../decisions/evaluator.js';
 import type { PassRunner } from '../decisions/pass-runner.js';
 import type { Extensions } from '../extensions/extensions.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
-import type { DefinitionRecord, RunRecord, StartRequest } from '../store/records.js';
+import type { DefinitionRecord, LockedRun, RunRecord, StartRequest } from '../store/records.js';
 import type { IdempotentRun, NewRun, Store } from '../store/store.js';
 import { uuidv7 } from '../support/ids.js';
 import type { EngineStats } from '../support/stats.js';
@@ -47,9 +47,47 @@ const keyOf = (namespace: string, key: string) => `${namespace}\u0000${key}`;
  */
 export async function startBatch(ctx: StartDeps, requests: readonly StartRequest[]): Promise<StartResult[]> {
   const results: (StartResult | null)[] = requests.map(() => null);
-  const accepted: { index: number; run: NewRun }[] = [];
-  /** Starts answered by the run another start with the same key made. */
-  const waiting: { index: number; namespace: string; key: string }[] = [];
+  const { accepted, waiting } = await checkStarts(ctx, requests, results);
+  if (accepted.length > 0) {
+    const inserted = await insertStarts(ctx, accepted);
+    answerInserted(accepted, inserted, waiting, results);
+  }
+  if (waiting.length > 0) await answerDuplicates(ctx, requests, waiting, results);
+  return results.map((r) => r!);
+}
+
+/** A start checked and ready to insert, at its place in the batch. */
+interface AcceptedStart {
+  readonly index: number;
+  readonly run: NewRun;
+}
+
+/** A start answered by the run another start with the same key made. */
+interface WaitingStart {
+  readonly index: number;
+  readonly namespace: string;
+  readonly key: string;
+}
+
+/** What the batch's transaction did: the runs it inserted, the keys it won, the quotas that refused. */
+interface Inserted {
+  readonly locked: readonly LockedRun[];
+  readonly wonKeys: ReadonlySet<string>;
+  readonly usage: readonly { namespace: string; max: number; used: number }[];
+}
+
+/**
+ * Checks each start before anything is written (its definition, the before-start hook, its input), and
+ * sorts the good ones into runs to insert and starts that wait for the first start with their key. A bad
+ * start gets its error in `results`.
+ */
+async function checkStarts(
+  ctx: StartDeps,
+  requests: readonly StartRequest[],
+  results: (StartResult | null)[],
+): Promise<{ accepted: AcceptedStart[]; waiting: WaitingStart[] }> {
+  const accepted: AcceptedStart[] = [];
+  const waiting: WaitingStart[] = [];
   const leaders = new Map<string, number>();
   const resolved = new Map<string, Promise<{ record: DefinitionRecord; workflow: Workflow }>>();
   for (const [index, request] of requests.entries()) {
@@ -64,16 +102,7 @@ export async function startBatch(ctx: StartDeps, requests: readonly StartRequest
       // A guard or quota of the embedding application: a refusal writes nothing (test: "a before-start
       // guard refuses a run and writes nothing").
       await ctx.extensions.checkStart(request);
-      if (workflow.definition.inputSchema) {
-        const check = checkSchema(workflow.definition.inputSchema, request.input);
-        if (!check.ok) {
-          throw new WeftError(
-            'invalid_input',
-            `the input does not match the input_schema of ${record.name} v${record.version}: ${check.error}`,
-            400,
-          );
-        }
-      }
+      checkInput(workflow, record, request);
       if (request.idempotencyKey !== undefined) {
         const k = keyOf(request.namespace, request.idempotencyKey);
         if (leaders.has(k)) {
@@ -99,85 +128,111 @@ export async function startBatch(ctx: StartDeps, requests: readonly StartRequest
       results[index] = { ok: false, error };
     }
   }
-  if (accepted.length > 0) {
-    const keyed: IdempotentRun[] = accepted.flatMap((a) =>
-      a.run.idempotencyKey === undefined
-        ? []
-        : [
-            {
-              namespace: a.run.namespace,
-              key: a.run.idempotencyKey,
-              runId: a.run.id,
-              definitionName: a.run.definitionName,
-            },
-          ],
+  return { accepted, waiting };
+}
+
+/** Refuses an input that does not match the definition's input schema. */
+function checkInput(workflow: Workflow, record: DefinitionRecord, request: StartRequest): void {
+  if (!workflow.definition.inputSchema) return;
+  const check = checkSchema(workflow.definition.inputSchema, request.input);
+  if (!check.ok) {
+    throw new WeftError(
+      'invalid_input',
+      `the input does not match the input_schema of ${record.name} v${record.version}: ${check.error}`,
+      400,
     );
-    const namespaces = [...new Set(accepted.map((a) => a.run.namespace))];
-    const { result, pass } = await ctx.passes.run(null, async (tx, pass) => {
-      // Sent in this order, awaited together: one round trip.
-      const claiming = keyed.length > 0 ? tx.claimIdempotencyKeys(keyed) : Promise.resolve([]);
-      const locking = tx.lockQuotas(namespaces);
-      const inserting = tx.insertRuns(accepted.map((a) => a.run));
-      const [won, , locked] = await Promise.all([claiming, locking, inserting]);
-      const wonKeys = new Set(won.map((k) => keyOf(k.namespace, k.key)));
-      const inserted = new Set(locked.map((r) => r.id));
-      // A key won by a run the quota kept out must not name a run that does not exist.
-      const orphans = keyed.filter((k) => wonKeys.has(keyOf(k.namespace, k.key)) && !inserted.has(k.runId));
-      const refusedNamespaces = [
-        ...new Set(
-          accepted
-            .filter((a) => !inserted.has(a.run.id))
-            .filter(
-              (a) =>
-                a.run.idempotencyKey === undefined ||
-                wonKeys.has(keyOf(a.run.namespace, a.run.idempotencyKey)),
-            )
-            .map((a) => a.run.namespace),
+  }
+}
+
+/** Inserts the batch's runs and decides their first step, in one transaction (see startBatch). */
+async function insertStarts(ctx: StartDeps, accepted: readonly AcceptedStart[]): Promise<Inserted> {
+  const keyed: IdempotentRun[] = accepted.flatMap((a) =>
+    a.run.idempotencyKey === undefined
+      ? []
+      : [
+          {
+            namespace: a.run.namespace,
+            key: a.run.idempotencyKey,
+            runId: a.run.id,
+            definitionName: a.run.definitionName,
+          },
+        ],
+  );
+  const namespaces = [...new Set(accepted.map((a) => a.run.namespace))];
+  const { result, pass } = await ctx.passes.run(null, async (tx, pass) => {
+    // Sent in this order, awaited together: one round trip.
+    const claiming = keyed.length > 0 ? tx.claimIdempotencyKeys(keyed) : Promise.resolve([]);
+    const locking = tx.lockQuotas(namespaces);
+    const inserting = tx.insertRuns(accepted.map((a) => a.run));
+    const [won, , locked] = await Promise.all([claiming, locking, inserting]);
+    const wonKeys = new Set(won.map((k) => keyOf(k.namespace, k.key)));
+    const inserted = new Set(locked.map((r) => r.id));
+    // A key won by a run the quota kept out must not name a run that does not exist.
+    const orphans = keyed.filter((k) => wonKeys.has(keyOf(k.namespace, k.key)) && !inserted.has(k.runId));
+    const refusedNamespaces = [
+      ...new Set(
+        accepted
+          .filter((a) => !inserted.has(a.run.id))
+          .filter(
+            (a) =>
+              a.run.idempotencyKey === undefined || wonKeys.has(keyOf(a.run.namespace, a.run.idempotencyKey)),
+          )
+          .map((a) => a.run.namespace),
+      ),
+    ];
+    const [usage] = await Promise.all([
+      refusedNamespaces.length > 0 ? tx.quotaUsage(refusedNamespaces) : Promise.resolve([]),
+      orphans.length > 0 ? tx.releaseIdempotencyKeys(orphans) : Promise.resolve(),
+    ]);
+    for (const run of locked) ctx.runs.remember(run.id, run.definitionId);
+    await ctx.evaluator.decideRuns(
+      tx,
+      locked.map((run) => ({ run, claimed: false, fresh: true, own: [{ kind: 'run_started' }] })),
+      pass,
+    );
+    await pass.finish(tx);
+    return { locked, wonKeys, usage };
+  });
+  await ctx.passes.committed(pass);
+  ctx.stats.runsStarted += result.locked.length;
+  return result;
+}
+
+/**
+ * Each inserted start's answer: its run; or, for a run left out, a wait for the start that won its key,
+ * or the quota's refusal.
+ */
+function answerInserted(
+  accepted: readonly AcceptedStart[],
+  inserted: Inserted,
+  waiting: WaitingStart[],
+  results: (StartResult | null)[],
+): void {
+  const byId = new Map(inserted.locked.map((r) => [r.id, r]));
+  const quota = new Map(inserted.usage.map((u) => [u.namespace, u]));
+  for (const a of accepted) {
+    const row = byId.get(a.run.id);
+    if (row) {
+      const { lastSeq: _s, now: _n, ...plain } = row;
+      results[a.index] = { ok: true, outcome: { run: plain, created: true } };
+    } else if (
+      a.run.idempotencyKey !== undefined &&
+      !inserted.wonKeys.has(keyOf(a.run.namespace, a.run.idempotencyKey))
+    ) {
+      waiting.push({ index: a.index, namespace: a.run.namespace, key: a.run.idempotencyKey });
+    } else {
+      const u = quota.get(a.run.namespace);
+      results[a.index] = {
+        ok: false,
+        error: new WeftError(
+          'quota_exceeded',
+          `namespace "${a.run.namespace}" allows at most ${u?.max ?? 0} running runs and ${u?.used ?? 0} are running; wait for some to finish, or raise the quota (weft limits set quota N)`,
+          429,
+          { max: u?.max ?? 0, running: u?.used ?? 0 },
         ),
-      ];
-      const [usage] = await Promise.all([
-        refusedNamespaces.length > 0 ? tx.quotaUsage(refusedNamespaces) : Promise.resolve([]),
-        orphans.length > 0 ? tx.releaseIdempotencyKeys(orphans) : Promise.resolve(),
-      ]);
-      for (const run of locked) ctx.runs.remember(run.id, run.definitionId);
-      await ctx.evaluator.decideRuns(
-        tx,
-        locked.map((run) => ({ run, claimed: false, fresh: true, own: [{ kind: 'run_started' }] })),
-        pass,
-      );
-      await pass.finish(tx);
-      return { locked, wonKeys, usage };
-    });
-    await ctx.passes.committed(pass);
-    ctx.stats.runsStarted += result.locked.length;
-    const byId = new Map(result.locked.map((r) => [r.id, r]));
-    const quota = new Map(result.usage.map((u) => [u.namespace, u]));
-    for (const a of accepted) {
-      const row = byId.get(a.run.id);
-      if (row) {
-        const { lastSeq: _s, now: _n, ...plain } = row;
-        results[a.index] = { ok: true, outcome: { run: plain, created: true } };
-      } else if (
-        a.run.idempotencyKey !== undefined &&
-        !result.wonKeys.has(keyOf(a.run.namespace, a.run.idempotencyKey))
-      ) {
-        waiting.push({ index: a.index, namespace: a.run.namespace, key: a.run.idempotencyKey });
-      } else {
-        const u = quota.get(a.run.namespace);
-        results[a.index] = {
-          ok: false,
-          error: new WeftError(
-            'quota_exceeded',
-            `namespace "${a.run.namespace}" allows at most ${u?.max ?? 0} running runs and ${u?.used ?? 0} are running; wait for some to finish, or raise the quota (weft limits set quota N)`,
-            429,
-            { max: u?.max ?? 0, running: u?.used ?? 0 },
-          ),
-        };
-      }
+      };
     }
   }
-  if (waiting.length > 0) await answerDuplicates(ctx, requests, waiting, results);
-  return results.map((r) => r!);
 }
 
 /**
@@ -188,7 +243,7 @@ export async function startBatch(ctx: StartDeps, requests: readonly StartRequest
 async function answerDuplicates(
   ctx: StartDeps,
   requests: readonly StartRequest[],
-  waiting: readonly { index: number; namespace: string; key: string }[],
+  waiting: readonly WaitingStart[],
   results: (StartResult | null)[],
 ): Promise<void> {
   let found = new Map<string, IdempotentRun>();

@@ -1,8 +1,10 @@
 import { type RunEvent, WeftError } from '@weft/core';
 import type { EagerSlot } from '../../decisions/hand-over.js';
+import type { Pass } from '../../decisions/pass.js';
 import type { NamedTask } from '../../dispatch/dispatcher.js';
 import { ANY_NAMESPACE, namespaceScope } from '../../store/namespaces.js';
 import type { LeasedTask, ReportVerdict, TaskReport } from '../../store/records.js';
+import type { StoreTx } from '../../store/store.js';
 import { fault } from '../../support/faults.js';
 import { afterReports } from './after-reports.js';
 import { leaseByIdThroughGate, leaseThroughGate } from './gated-lease.js';
@@ -187,60 +189,11 @@ export class TaskService {
     inline: boolean,
   ): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
     const runIds = [...new Set(request.reports.map((r) => r.runId))];
-    const { result, pass } = await this.ctx.passes.run(eager, async (tx, pass) => {
-      if (!inline) {
-        await tx.requestDecisions(runIds, 'task report');
-        const verdicts = await tx.finishTasks(request.reports, namespaceScope(request.namespace));
-        for (const [runId, list] of eventsByRun(request, verdicts)) {
-          pass.writes.inboxAppend.push(...list.map((event) => ({ runId, event })));
-        }
-        await pass.finish(tx);
-        return { verdicts, queued: [] };
-      }
-      // One round trip, in this order on the connection: lock the runs, claim their decide-queue rows,
-      // apply the reports, then read the inboxes and the node instances the workers' hints point at.
-      // Each statement starts after the one before it has finished, so the claim happens with the locks
-      // held and the reads after the claim (seed 001, invariants 1-3). Reading ahead needs each run's
-      // definition: runs this server has seen are known; for others the reads wait for the lock.
-      const locking = tx.lockRuns(runIds, 'wait');
-      const claiming = tx.claimDecisions(runIds);
-      const finishing = tx.finishTasks(request.reports, namespaceScope(request.namespace));
-      // Tasks queued with a higher priority go before the worker's next task (read in the same round trip).
-      const floor = eager ? tx.queuedPriorities(eager.namespace, [...eager.taskTypes]) : null;
-      const known = runIds.every((id) => this.ctx.runs.definitionOf(id) !== undefined);
-      const ahead = (runs: readonly { id: string; definitionId: string }[]) =>
-        this.ctx.evaluator.prefetch(
-          tx,
-          runs.map((run) => ({
-            runId: run.id,
-            definitionId: run.definitionId,
-            claimed: true,
-            events: hintEvents(request.reports.filter((r) => r.runId === run.id)),
-          })),
-        );
-      const early = known
-        ? await ahead(runIds.map((id) => ({ id, definitionId: this.ctx.runs.definitionOf(id)! })))
-        : null;
-      const locked = await locking;
-      for (const run of locked) this.ctx.runs.remember(run.id, run.definitionId);
-      const prefetch = early ?? (await ahead(locked));
-      const [claimed, verdicts, priorities] = await Promise.all([claiming, finishing, floor]);
-      pass.priorityFloor = priorities;
-      await fault('report.after-finish');
-      const events = eventsByRun(request, verdicts);
-      const claimedIds = new Set(claimed);
-      await this.ctx.evaluator.decideRuns(
-        tx,
-        locked.map((run) => ({ run, claimed: claimedIds.has(run.id), own: events.get(run.id) ?? [] })),
-        pass,
-        prefetch,
-      );
-      // Sent before the writes, pipelined with them: no round trip of its own.
-      const queued = leaseQueuedForReport(this.ctx, tx, eager, pass, priorities);
-      queued?.catch(() => {}); // its failure aborts the transaction: the writes report it
-      await pass.finish(tx);
-      return { verdicts, queued: queued ? await queued : [] };
-    });
+    const { result, pass } = await this.ctx.passes.run(eager, (tx, pass) =>
+      inline
+        ? this.decideReports(tx, pass, request, runIds, eager)
+        : this.queueReports(tx, pass, request, runIds),
+    );
     const { verdicts, queued } = result;
     await fault('report.after-commit');
     await this.ctx.passes.committed(pass);
@@ -250,6 +203,78 @@ export class TaskService {
     this.ctx.stats.leasedWithReport += pass.leased.length + queued.length;
     if (!inline) this.ctx.wakeups.announce([{ kind: 'decisions' }]);
     return { verdicts, leased: [...pass.leased, ...queued] };
+  }
+
+  /**
+   * Applies the reports and decides what follows, under the runs' locks (see applyReports); with an eager
+   * slot, also leases queued tasks for the worker's room.
+   */
+  private async decideReports(
+    tx: StoreTx,
+    pass: Pass,
+    request: ReportRequest,
+    runIds: readonly string[],
+    eager: EagerSlot | null,
+  ): Promise<{ verdicts: ReportVerdict[]; queued: LeasedTask[] }> {
+    // One round trip, in this order on the connection: lock the runs, claim their decide-queue rows,
+    // apply the reports, then read the inboxes and the node instances the workers' hints point at.
+    // Each statement starts after the one before it has finished, so the claim happens with the locks
+    // held and the reads after the claim (seed 001, invariants 1-3). Reading ahead needs each run's
+    // definition: runs this server has seen are known; for others the reads wait for the lock.
+    const locking = tx.lockRuns(runIds, 'wait');
+    const claiming = tx.claimDecisions(runIds);
+    const finishing = tx.finishTasks(request.reports, namespaceScope(request.namespace));
+    // Tasks queued with a higher priority go before the worker's next task (read in the same round trip).
+    const floor = eager ? tx.queuedPriorities(eager.namespace, [...eager.taskTypes]) : null;
+    const known = runIds.every((id) => this.ctx.runs.definitionOf(id) !== undefined);
+    const ahead = (runs: readonly { id: string; definitionId: string }[]) =>
+      this.ctx.evaluator.prefetch(
+        tx,
+        runs.map((run) => ({
+          runId: run.id,
+          definitionId: run.definitionId,
+          claimed: true,
+          events: hintEvents(request.reports.filter((r) => r.runId === run.id)),
+        })),
+      );
+    const early = known
+      ? await ahead(runIds.map((id) => ({ id, definitionId: this.ctx.runs.definitionOf(id)! })))
+      : null;
+    const locked = await locking;
+    for (const run of locked) this.ctx.runs.remember(run.id, run.definitionId);
+    const prefetch = early ?? (await ahead(locked));
+    const [claimed, verdicts, priorities] = await Promise.all([claiming, finishing, floor]);
+    pass.priorityFloor = priorities;
+    await fault('report.after-finish');
+    const events = eventsByRun(request, verdicts);
+    const claimedIds = new Set(claimed);
+    await this.ctx.evaluator.decideRuns(
+      tx,
+      locked.map((run) => ({ run, claimed: claimedIds.has(run.id), own: events.get(run.id) ?? [] })),
+      pass,
+      prefetch,
+    );
+    // Sent before the writes, pipelined with them: no round trip of its own.
+    const queued = leaseQueuedForReport(this.ctx, tx, eager, pass, priorities);
+    queued?.catch(() => {}); // its failure aborts the transaction: the writes report it
+    await pass.finish(tx);
+    return { verdicts, queued: queued ? await queued : [] };
+  }
+
+  /** Applies the reports and leaves their events to the background decider (see applyReports). */
+  private async queueReports(
+    tx: StoreTx,
+    pass: Pass,
+    request: ReportRequest,
+    runIds: readonly string[],
+  ): Promise<{ verdicts: ReportVerdict[]; queued: LeasedTask[] }> {
+    await tx.requestDecisions(runIds, 'task report');
+    const verdicts = await tx.finishTasks(request.reports, namespaceScope(request.namespace));
+    for (const [runId, list] of eventsByRun(request, verdicts)) {
+      pass.writes.inboxAppend.push(...list.map((event) => ({ runId, event })));
+    }
+    await pass.finish(tx);
+    return { verdicts, queued: [] };
   }
 
   /**
