@@ -43,18 +43,54 @@ function usage(op: Op, gate: string, namespace: string, kind: string, name: stri
  * count and the lease cannot interleave with another leaser's.
  */
 export function leaseGated(op: Op, request: LeaseRequest): { tasks: LeasedTask[]; retryAt: Date | null } {
-  const now = op.tx.now;
   const k = Math.min(request.max * 4 + 16, 500);
   const candidates = queueRows(op, request.namespace, request.taskTypes)
-    .filter((q) => q.availableAt <= now)
+    .filter((q) => q.availableAt <= op.tx.now)
     .sort(byPriority)
     .slice(0, k);
   if (candidates.length === 0) return { tasks: [], retryAt: null };
+  const { needs, gates } = gatesNeeded(op, request, candidates);
+  const ordered = [...gates.keys()].sort(byText);
+  const room = new Map(
+    ordered.map((g) => [g, usage(op, g, gates.get(g)!.namespace, gates.get(g)!.kind, gates.get(g)!.name)]),
+  );
+  const { admitted, stale, later } = admit(op, request, candidates, needs, room);
+  const j = op.tx.journal;
+  // Holds that count no more (attempt ended, window passed) are deleted first, under the same "lock".
+  for (const gate of ordered) dropSpentHolds(op, gate, gates.get(gate)!.kind, room.get(gate)!.windowMs);
+  const tasks: LeasedTask[] = [];
+  for (const c of admitted) {
+    op.s.queue.delete(j, c.id);
+    const leased = claimTask(op, c.runId, c.taskId, request);
+    if (!leased) continue;
+    tasks.push(leased);
+    for (const { gate, amount } of needs.get(c.id) ?? []) {
+      const hold: HoldRow = {
+        gate,
+        runId: c.runId,
+        taskId: c.taskId,
+        attempt: leased.attempt,
+        amount,
+        takenAt: op.tx.now,
+      };
+      op.s.holds.set(j, key(gate, c.runId, c.taskId, leased.attempt), hold);
+    }
+  }
+  for (const c of stale) op.s.queue.delete(j, c.id);
+  for (const [c, at] of later) op.s.queue.set(j, c.id, { ...c, availableAt: at });
+  const retry = [...later.values()].map((d) => d.getTime());
+  return { tasks, retryAt: retry.length > 0 ? new Date(Math.min(...retry)) : null };
+}
+
+type Need = { gate: string; amount: number };
+
+/** The gates each candidate needs (its type's cap, its semaphores, its rate limit), and every gate named. */
+function gatesNeeded(op: Op, request: LeaseRequest, candidates: readonly QueueEntry[]) {
   const capped = cappedTypes(op, request.namespace, request.taskTypes);
-  const needs = new Map<number, { gate: string; amount: number }[]>();
+  const needs = new Map<number, Need[]>();
   const gates = new Map<string, { namespace: string; kind: string; name: string }>();
   for (const c of candidates) {
-    const list: { gate: string; amount: number }[] = [];
+    const list: Need[] = [];
     const add = (kind: string, name: string, amount: number) => {
       const gate = `${kind}:${c.namespace}:${name}`;
       gates.set(gate, { namespace: c.namespace, kind, name });
@@ -67,10 +103,20 @@ export function leaseGated(op: Op, request: LeaseRequest): { tasks: LeasedTask[]
     }
     needs.set(c.id, list);
   }
-  const ordered = [...gates.keys()].sort(byText);
-  const room = new Map(
-    ordered.map((g) => [g, usage(op, g, gates.get(g)!.namespace, gates.get(g)!.kind, gates.get(g)!.name)]),
-  );
+  return { needs, gates };
+}
+
+/**
+ * Admits candidates in order while every gate each needs has room; says which rows are stale (their task
+ * is no longer queued) and until when a task refused only by rate limits is held back.
+ */
+function admit(
+  op: Op,
+  request: LeaseRequest,
+  candidates: readonly QueueEntry[],
+  needs: ReadonlyMap<number, readonly Need[]>,
+  room: ReadonlyMap<string, Usage>,
+) {
   const admitted: QueueEntry[] = [];
   const stale: QueueEntry[] = [];
   const later = new Map<QueueEntry, Date>();
@@ -96,38 +142,15 @@ export function leaseGated(op: Op, request: LeaseRequest): { tasks: LeasedTask[]
     const frees = rate.map((b) => room.get(b.gate)!.freesAt?.getTime() ?? 0);
     if (rate.length > 0 && frees.every((f) => f > 0)) later.set(c, new Date(Math.max(...frees)));
   }
-  const j = op.tx.journal;
-  // Holds that count no more (attempt ended, window passed) are deleted first, under the same "lock".
-  for (const gate of ordered) {
-    const g = gates.get(gate)!;
-    const windowMs = room.get(gate)!.windowMs;
-    for (const hk of [...op.s.holdsByGate.keys(gate)]) {
-      const h = op.s.holds.get(hk)!;
-      const keep =
-        g.kind === 'rate' ? h.takenAt >= plus(now, -(windowMs ?? 0)) : counts(op, h, g.kind, windowMs);
-      if (!keep) op.s.holds.delete(j, hk);
-    }
+  return { admitted, stale, later };
+}
+
+/** Deletes the holds of a gate that count no more: their attempt ended, or their rate window passed. */
+function dropSpentHolds(op: Op, gate: string, kind: string, windowMs: number | null): void {
+  for (const hk of [...op.s.holdsByGate.keys(gate)]) {
+    const h = op.s.holds.get(hk)!;
+    const keep =
+      kind === 'rate' ? h.takenAt >= plus(op.tx.now, -(windowMs ?? 0)) : counts(op, h, kind, windowMs);
+    if (!keep) op.s.holds.delete(op.tx.journal, hk);
   }
-  const tasks: LeasedTask[] = [];
-  for (const c of admitted) {
-    op.s.queue.delete(j, c.id);
-    const leased = claimTask(op, c.runId, c.taskId, request);
-    if (!leased) continue;
-    tasks.push(leased);
-    for (const { gate, amount } of needs.get(c.id) ?? []) {
-      const hold: HoldRow = {
-        gate,
-        runId: c.runId,
-        taskId: c.taskId,
-        attempt: leased.attempt,
-        amount,
-        takenAt: now,
-      };
-      op.s.holds.set(j, key(gate, c.runId, c.taskId, leased.attempt), hold);
-    }
-  }
-  for (const c of stale) op.s.queue.delete(j, c.id);
-  for (const [c, at] of later) op.s.queue.set(j, c.id, { ...c, availableAt: at });
-  const retry = [...later.values()].map((d) => d.getTime());
-  return { tasks, retryAt: retry.length > 0 ? new Date(Math.min(...retry)) : null };
 }
