@@ -74,7 +74,8 @@ export function createContext(options: EngineOptions, config: EngineConfig): Eng
     isCapped: (namespace, taskType) => limits.isCapped(namespace, taskType),
   };
   const evaluator = new Evaluator(definitions, stats, payloads);
-  // With a queue of its own, a retry waits out its backoff on the dispatcher (a not-before time), not a timer.
+  // With a queue of its own, a retry waits out its backoff on the dispatcher (a not-before time), not on
+  // a timer.
   evaluator.decideOptions = { retryOnQueue: dispatchMode.kind !== 'rows' };
   const passes = new PassRunner({
     store,

@@ -56,7 +56,8 @@ export class RunService {
 
   /**
    * Decides events under the run's row lock, after claiming its pending decision, with the run's inbox
-   * (seed 001, invariant 4). Operator actions go through the engine's OperatorActionService, which checks them.
+   * (seed 001, invariant 4). Operator actions go through the engine's OperatorActionService, which
+   * checks them.
    */
   async applyEvents(
     runId: string,
