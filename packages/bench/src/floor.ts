@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NewTaskRow, TaskReport } from '@weft/engine';
-import { emptyWriteSet, uuidv7 } from '@weft/engine';
+import { emptyWriteSet } from '@weft/engine';
+import { uuidv7 } from '@weft/engine/internal';
 import { connect, PgStore } from '@weft/postgres';
 
 /**

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { type BlobStore, FolderBlobStore, S3BlobStore } from '@weft/engine';
+import { S3BlobStore } from '@weft/connectors';
+import { type BlobStore, FolderBlobStore } from '@weft/engine';
 import { CliError } from './errors.js';
 
 /**

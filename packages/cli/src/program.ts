@@ -1,10 +1,10 @@
 import { parseDuration } from '@weft/core';
 import { Command, InvalidArgumentError } from 'commander';
-import { registerControlCommands } from './commands/control.js';
 import { listDeadLettersCommand, replayDeadLettersCommand } from './commands/dead-letters.js';
 import { demoCommand } from './commands/demo.js';
 import { registerFlowCommands } from './commands/flow.js';
 import { migrateCommand, validateCommand } from './commands/local.js';
+import { registerOperatorActionCommands } from './commands/operator-actions.js';
 import {
   cancelCommand,
   deployCommand,
@@ -32,7 +32,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   const remote = (): RemoteOptions => program.opts<RemoteOptions>();
   registerLocalCommands(program, env);
   const runs = registerRunCommands(program, remote);
-  registerControlCommands(program, runs, remote);
+  registerOperatorActionCommands(program, runs, remote);
   registerFlowCommands(program, remote);
   registerDeadLetterCommands(program, remote);
   return program;

@@ -5,3 +5,4 @@ export * from './message.js';
 export * from './nats-sink.js';
 export * from './redis-sink.js';
 export * from './redis-tasks.js';
+export * from './s3-blob-store.js';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { redisTaskDestination, taskStream } from '@weft/connectors';
-import { deliverBatch, outboxDispatcher, TASKS_DESTINATION } from '@weft/engine';
+import { outboxDispatcher, TASKS_DESTINATION } from '@weft/engine';
+import { deliverBatch } from '@weft/engine/internal';
 import { serviceUrl } from '@weft/testing';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';

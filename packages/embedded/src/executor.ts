@@ -1,5 +1,6 @@
 import type { Json, TaskError } from '@weft/core';
-import { InProcessWorker, type Logger, type TaskReport, type TaskService } from '@weft/engine';
+import type { Logger, TaskReport, TaskService } from '@weft/engine';
+import { InProcessWorker } from '@weft/engine/internal';
 import { type Handler, TerminalError } from './handlers.js';
 
 /** How the executor runs. */

@@ -1,4 +1,5 @@
-import { type EngineConfig, MemoryStore } from '@weft/engine';
+import type { EngineConfig } from '@weft/engine';
+import { MemoryStore } from '@weft/memory';
 import { createEngine, type EmbeddedEngine, type EmbeddedOptions } from './create-engine.js';
 import { ManualClock } from './manual-clock.js';
 

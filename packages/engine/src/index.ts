@@ -1,61 +1,64 @@
-export * from './background.js';
-export * from './batcher.js';
-export * from './bulk-control.js';
-export * from './cascade.js';
-export * from './clock.js';
-export * from './config.js';
-export * from './context.js';
-export * from './control.js';
-export * from './definitions.js';
-export * from './dispatcher.js';
-export * from './engine.js';
-export * from './evaluator.js';
-export * from './extensions/deliver.js';
-export * from './extensions/extensions.js';
+// The public API of @weft/engine: the engine, its settings and its services with what they take and give;
+// the Store contract, the records it speaks and the helpers every store shares; dispatch; the extension
+// points (gate, hooks, observer, tracer, cascader); outbox destinations; blob stores. What Weft's own
+// packages share beyond this is in internal.ts (`@weft/engine/internal`).
+
+export type { Redispatcher } from './background/redispatch.js';
+export type { Sweeper, SweeperStats } from './background/sweeper.js';
+export { type Cascader, noCascade, type StoppedRun } from './decisions/cascade.js';
+export {
+  type Dispatcher,
+  type NamedTask,
+  type QueueDispatcher,
+  type RowDispatcher,
+  tableDispatcher,
+} from './dispatch/dispatcher.js';
+export { Engine } from './engine.js';
+export type { EngineOptions } from './engine-options.js';
 export * from './extensions/gate.js';
-export * from './extensions/gate-slots.js';
-export * from './extensions/gated-lease.js';
 export * from './extensions/hooks.js';
 export * from './extensions/observer.js';
-export * from './extensions/redispatch.js';
 export * from './extensions/tracer.js';
-export * from './extensions/transactional-dispatch.js';
-export * from './faults.js';
-export * from './history-feed.js';
-export * from './human-records.js';
-export * from './human-tasks.js';
-export * from './ids.js';
-export * from './in-process-worker.js';
-export * from './limit-service.js';
-export * from './limits.js';
-export * from './logger.js';
-export * from './loop.js';
-export * from './memory/index.js';
-export * from './outbox/child-cascade.js';
-export * from './outbox/destination.js';
-export * from './outbox/relay.js';
-export * from './outbox/run-effects.js';
-export * from './outbox/types.js';
+export { childRunCascader } from './outbox/child-cascade.js';
+export { type DeliveryContext, type Destination, failureOf } from './outbox/destination.js';
+export { outboxDispatcher } from './outbox/outbox-dispatcher.js';
 export * from './outbox/webhook.js';
-export * from './outbox/writes.js';
-export * from './outbox-dispatcher.js';
-export * from './pass.js';
-export * from './payloads/blob-store.js';
-export * from './payloads/folder-blob-store.js';
-export * from './payloads/payload-store.js';
-export * from './payloads/s3-blob-store.js';
-export * from './pollers.js';
-export * from './records.js';
-export * from './run-index.js';
-export * from './runs.js';
-export * from './schedule-records.js';
-export * from './schedules.js';
-export * from './signals.js';
-export * from './starts.js';
-export * from './stats.js';
-export * from './store.js';
-export * from './sweeper.js';
-export * from './system/http-task.js';
-export * from './system/runner.js';
-export * from './tasks.js';
-export * from './wakeups.js';
+export type { BlobStore } from './payloads/blob-store.js';
+export { FolderBlobStore } from './payloads/folder-blob-store.js';
+export {
+  type BulkFilter,
+  type BulkProgress,
+  type BulkRefusal,
+  type BulkRequest,
+  type BulkResult,
+  bulkOperatorAction,
+} from './services/bulk-actions.js';
+export type { DefinitionService } from './services/definitions.js';
+export type { HumanTaskService } from './services/human-tasks.js';
+export type { LimitService } from './services/limit-service.js';
+export type { Asker, OperatorActionService } from './services/operator-actions.js';
+export type { RunService } from './services/runs.js';
+export type { ScheduleRequest, ScheduleService } from './services/schedules.js';
+export {
+  MAX_SIGNAL_BYTES,
+  type SignalOutcome,
+  type SignalRequest,
+  type SignalService,
+} from './services/signals.js';
+export type { StartOutcome } from './services/starts.js';
+export type { LeaseTerms, PollRequest, ReportRequest } from './services/tasks/task-requests.js';
+export type { TaskService } from './services/tasks/tasks.js';
+export * from './store/capabilities.js';
+export * from './store/human-records.js';
+export * from './store/lease-rounds.js';
+export * from './store/limit-records.js';
+export { ANY_NAMESPACE } from './store/namespaces.js';
+export * from './store/outbox-records.js';
+export * from './store/records.js';
+export * from './store/report-refusals.js';
+export * from './store/schedule-records.js';
+export * from './store/store.js';
+export { type Clock, systemClock } from './support/clock.js';
+export { DEFAULT_CONFIG, type EngineConfig } from './support/config.js';
+export { type Logger, silentLogger } from './support/logger.js';
+export * from './workers/deliver.js';

@@ -1,27 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import type { Definition, Json, RunEvent } from '@weft/core';
-import type {
-  DeadLetterFilter,
-  IdempotentRun,
-  LeasedTask,
-  LeaseOutcome,
-  LeaseRequest,
-  LimitRecord,
-  LoadedTask,
-  MailboxStateKey,
-  NewRun,
-  OutboxOutcome,
-  OutboxRetryPolicy,
-  ReplaySelection,
-  StateKey,
-  Store,
-  StoreTx,
-  TaskReport,
-  TransactionalStore,
-  TransactionScope,
-  UndispatchedTasks,
-  Wakeup,
-  WriteSet,
+import {
+  type DeadLetterFilter,
+  type IdempotentRun,
+  type LeaseOutcome,
+  type LeaseRequest,
+  type LimitRecord,
+  type LoadedTask,
+  leaseInRounds,
+  type MailboxStateKey,
+  type NewRun,
+  type OutboxOutcome,
+  type OutboxRetryPolicy,
+  type ReplaySelection,
+  type StateKey,
+  type Store,
+  type StoreTx,
+  type TaskReport,
+  type TransactionalStore,
+  type TransactionScope,
+  type UndispatchedTasks,
+  type Wakeup,
+  type WriteSet,
 } from '@weft/engine';
 import type { Sql } from 'postgres';
 import type { Db } from './db.js';
@@ -234,32 +234,14 @@ class PgStoreTx implements StoreTx {
   ) {
     return [...(await explainRefusals(this.tx, reports, namespace)).values()];
   }
-  async leaseTasks(request: LeaseRequest): Promise<LeaseOutcome> {
-    // Rows whose task was cancelled are deleted and leased nothing; keep taking until the queue is
-    // empty for these types or the request is filled.
-    const out: LeasedTask[] = [];
-    let gated = false;
-    let retryAt: Date | null = null;
-    for (let round = 0; round < 10 && out.length < request.max; round++) {
-      const step = await leaseTasks(this.tx, { ...request, max: request.max - out.length });
-      out.push(...step.tasks);
-      gated = step.gated;
-      retryAt = step.nextAt;
-      if (
-        gated ||
-        step.taken < request.max - (out.length - step.tasks.length) ||
-        step.tasks.length === step.taken
-      )
-        break;
-    }
-    if (!gated || out.length >= request.max) return { tasks: out, retryAt };
-    // Tasks under limits wait for these types: lease through the gated path, which counts each limit.
-    const more = await leaseGated(this.tx, { ...request, max: request.max - out.length });
-    const times = [retryAt, more.retryAt].filter((t): t is Date => t !== null).map((t) => t.getTime());
-    return {
-      tasks: [...out, ...more.tasks],
-      retryAt: times.length > 0 ? new Date(Math.min(...times)) : null,
-    };
+  leaseTasks(request: LeaseRequest): Promise<LeaseOutcome> {
+    // Rows whose task was cancelled are deleted and leased nothing: the loop keeps taking until the queue
+    // is empty for these types or the request is filled, then leases what waits under limits through the
+    // gated path, which counts each limit.
+    return leaseInRounds(request, {
+      fast: (r) => leaseTasks(this.tx, r),
+      gated: (r) => leaseGated(this.tx, r),
+    });
   }
   claimIdempotencyKeys(rows: readonly IdempotentRun[]) {
     return idempotency.claimIdempotencyKeys(this.tx, rows);

@@ -1,4 +1,5 @@
-import { BLOB_REF, type Destination, type OutboxRow, sinkDestination } from '@weft/engine';
+import { type Destination, type OutboxRow, sinkDestination } from '@weft/engine';
+import { BLOB_REF } from '@weft/engine/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempBlobs } from './fleet.js';
 import { completed, eventually, type Harness, harness, lease } from './helpers.js';

@@ -1,4 +1,4 @@
-import { nextTime } from '@weft/engine';
+import { nextTime } from '@weft/engine/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fleet, fleet } from './fleet.js';
 import { completed, eventually } from './helpers.js';

@@ -3,12 +3,12 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { installErrorHandler } from './errors.js';
 import { metricsRoute } from './metrics.js';
 import { bulkRoutes } from './routes/bulk.js';
-import { controlRoutes } from './routes/control.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
 import { definitionRoutes } from './routes/definitions.js';
 import { eventRoutes } from './routes/events.js';
 import { inboxRoutes } from './routes/inbox.js';
 import { limitRoutes } from './routes/limits.js';
+import { operatorActionRoutes } from './routes/operator-actions.js';
 import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes, sweeperRoutes } from './routes/schedules.js';
 import { signalRoutes } from './routes/signals.js';
@@ -50,7 +50,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   scopeRunRoutes(app, options.engine);
   definitionRoutes(app, options.engine);
   runRoutes(app, options.engine);
-  controlRoutes(app, options.engine);
+  operatorActionRoutes(app, options.engine);
   bulkRoutes(app, options.engine);
   eventRoutes(app, options.engine, options.historyPollMs);
   signalRoutes(app, options.engine);

@@ -68,7 +68,7 @@ export function metricsRoute(app: FastifyInstance, engine: Engine): void {
     help: 'Worker polls waiting in this server.',
     registers: [registry],
     collect() {
-      this.set(engine.context.wakeups.pollers.size);
+      this.set(engine.context.wakeups.polls.size);
     },
   });
   app.get('/metrics', async (_request, reply) => {

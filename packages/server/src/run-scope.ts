@@ -1,4 +1,5 @@
-import { type Engine, isUuid } from '@weft/engine';
+import type { Engine } from '@weft/engine';
+import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from './namespace.js';
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Engine, MemoryStore } from '@weft/engine';
+import { Engine } from '@weft/engine';
+import { MemoryStore } from '@weft/memory';
 import { buildApp } from '@weft/server';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,11 +1,11 @@
 import {
   type DispatchTask,
   type Engine,
-  isMemoryTransactionHandle,
   type QueueDispatcher,
   runDelivered,
   type StepHandler,
 } from '@weft/engine';
+import { isMemoryTransactionHandle } from '@weft/memory';
 
 /**
  * A queue dispatcher that keeps its messages in a list in this process: the simplest queue of one's own,

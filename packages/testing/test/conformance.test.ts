@@ -1,4 +1,4 @@
-import { MemoryStore } from '@weft/engine';
+import { MemoryStore } from '@weft/memory';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase } from '@weft/testing';
 import { storeConformance } from '@weft/testing/conformance';

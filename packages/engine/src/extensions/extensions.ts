@@ -1,7 +1,6 @@
 import { WeftError } from '@weft/core';
-import type { Logger } from '../logger.js';
-import type { LeasedTask } from '../records.js';
-import type { StartRequest } from '../starts.js';
+import type { LeasedTask, StartRequest } from '../store/records.js';
+import type { Logger } from '../support/logger.js';
 import type { Gate } from './gate.js';
 import { GateSlots } from './gate-slots.js';
 import type { FinishedRun, Hooks, StepOutcome } from './hooks.js';

@@ -1,5 +1,5 @@
-import type { Logger } from '../logger.js';
-import type { Store } from '../store.js';
+import type { Store } from '../store/store.js';
+import type { Logger } from '../support/logger.js';
 
 interface Slot {
   readonly runId: string;

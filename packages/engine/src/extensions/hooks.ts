@@ -1,6 +1,5 @@
 import type { Json, RunError, RunStatus, TaskError } from '@weft/core';
-import type { LeasedTask } from '../records.js';
-import type { StartRequest } from '../starts.js';
+import type { LeasedTask, StartRequest } from '../store/records.js';
 
 /** A before-start hook's answer: let the run start, or refuse it with a code and a message that says why. */
 export type StartVerdict =

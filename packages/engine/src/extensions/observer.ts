@@ -1,4 +1,4 @@
-import type { HistoryRecord } from '../records.js';
+import type { HistoryRecord } from '../store/records.js';
 
 /**
  * One event of a run's history as committed (`seq` gap-free and increasing per run; `type` such as

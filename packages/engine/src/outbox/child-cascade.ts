@@ -1,4 +1,4 @@
-import type { Cascader } from '../cascade.js';
+import type { Cascader } from '../decisions/cascade.js';
 
 /**
  * Stops the child runs of a run that is stopped (cancelled, terminated, failed, or completed with branches

@@ -1,6 +1,6 @@
-import type { Pass } from '../pass.js';
-import type { StoreTx } from '../store.js';
-import type { Delivery, OutboxRow } from './types.js';
+import type { Pass } from '../decisions/pass.js';
+import type { Delivery, OutboxRow } from '../store/outbox-records.js';
+import type { StoreTx } from '../store/store.js';
 
 /** What a destination gets with the rows it delivers: the relay's transaction, for deliveries into it. */
 export interface DeliveryContext {

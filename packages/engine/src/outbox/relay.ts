@@ -1,15 +1,33 @@
-import type { EngineContext } from '../context.js';
-import { fault } from '../faults.js';
-import { inPass } from '../pass.js';
-import { failureOf } from './destination.js';
-import type { Delivery, OutboxOutcome, OutboxRetryPolicy, OutboxRow } from './types.js';
+import type { PassRunner } from '../decisions/pass-runner.js';
+import type { Delivery, OutboxOutcome, OutboxRetryPolicy, OutboxRow } from '../store/outbox-records.js';
+import type { Store } from '../store/store.js';
+import type { EngineConfig } from '../support/config.js';
+import { fault } from '../support/faults.js';
+import type { Logger } from '../support/logger.js';
+import { type Destinations, failureOf } from './destination.js';
+
+/** The relay's settings. */
+export type RelayConfig = Pick<
+  EngineConfig,
+  'relayBatch' | 'relayConcurrency' | 'relayMaxAttempts' | 'relayBackoffMs' | 'relayMaxBackoffMs'
+>;
+
+/** What the outbox relay uses. */
+export interface RelayDeps {
+  readonly store: Store;
+  readonly passes: PassRunner;
+  /** Where rows go, by destination name. */
+  readonly destinations: Destinations;
+  readonly logger: Logger;
+  readonly config: RelayConfig;
+}
 
 /** The relay's retry policy, from the engine settings. */
-export function relayPolicy(ctx: EngineContext): OutboxRetryPolicy {
+export function relayPolicy(config: RelayConfig): OutboxRetryPolicy {
   return {
-    maxAttempts: ctx.config.relayMaxAttempts,
-    baseDelayMs: ctx.config.relayBackoffMs,
-    maxDelayMs: ctx.config.relayMaxBackoffMs,
+    maxAttempts: config.relayMaxAttempts,
+    baseDelayMs: config.relayBackoffMs,
+    maxDelayMs: config.relayMaxBackoffMs,
   };
 }
 
@@ -25,7 +43,7 @@ export class Relay {
 
   /** `wake` is called when a destination's drain ends, so the caller looks for more work. */
   constructor(
-    private readonly ctx: EngineContext,
+    private readonly ctx: RelayDeps,
     private readonly wake: () => void = () => {},
   ) {}
 
@@ -78,11 +96,11 @@ export class Relay {
  *
  * Returns the number of rows claimed.
  */
-export async function deliverBatch(ctx: EngineContext, destination: string): Promise<number> {
-  const policy = relayPolicy(ctx);
+export async function deliverBatch(ctx: RelayDeps, destination: string): Promise<number> {
+  const policy = relayPolicy(ctx.config);
   let claimed: readonly OutboxRow[] = [];
   try {
-    const { result, pass } = await inPass(ctx, null, async (tx, pass) => {
+    const { result, pass } = await ctx.passes.run(null, async (tx, pass) => {
       const rows = await tx.claimOutbox(destination, ctx.config.relayBatch);
       claimed = rows;
       if (rows.length === 0) return 0;
@@ -100,7 +118,7 @@ export async function deliverBatch(ctx: EngineContext, destination: string): Pro
       await Promise.all([settling, pass.finish(tx)]);
       return rows.length;
     });
-    await pass.afterCommit(ctx.wakeups);
+    await ctx.passes.committed(pass);
     return result;
   } catch (error) {
     // Nothing committed: the rows are still pending. Record the failure so they back off instead of being

@@ -1,11 +1,27 @@
 import { checkSchema, type Json, type RunEvent } from '@weft/core';
-import type { EngineContext } from '../context.js';
-import { fault } from '../faults.js';
-import type { NewRun } from '../store.js';
+import type { Evaluator } from '../decisions/evaluator.js';
+import type { PayloadStore } from '../payloads/payload-store.js';
+import type { DefinitionService } from '../services/definitions.js';
+import type { RunIndex } from '../services/run-index.js';
+import {
+  type Delivery,
+  type OutboxPayload,
+  type OutboxRow,
+  RUNS_DESTINATION,
+} from '../store/outbox-records.js';
+import type { NewRun } from '../store/store.js';
+import { fault } from '../support/faults.js';
 import { type DeliveryContext, type Destination, failureOf } from './destination.js';
-import { type Delivery, type OutboxPayload, type OutboxRow, RUNS_DESTINATION } from './types.js';
 
 type StartRun = Extract<OutboxPayload, { kind: 'start_run' }>;
+
+/** What delivering effects on runs uses: definitions to start children from, and the decider. */
+export interface RunEffectsDeps {
+  readonly definitions: Pick<DefinitionService, 'resolve'>;
+  readonly payloads: PayloadStore;
+  readonly runs: RunIndex;
+  readonly evaluator: Evaluator;
+}
 
 /**
  * The destination for effects on other runs. They are PostgreSQL writes, so they are delivered inside
@@ -17,7 +33,7 @@ type StartRun = Extract<OutboxPayload, { kind: 'start_run' }>;
  * can see yet. That is the engine's order (run rows, decide-queue rows, queue, tasks), and the relay takes
  * no existing run row at all.
  */
-export function runEffectsDestination(ctx: EngineContext): Destination {
+export function runEffectsDestination(ctx: RunEffectsDeps): Destination {
   return {
     name: RUNS_DESTINATION,
     async deliver(rows, context) {
@@ -75,7 +91,7 @@ async function wakeAndCancel(
  * namespace's quota without being refused by it (it belongs to work the quota already admitted).
  */
 async function startRuns(
-  ctx: EngineContext,
+  ctx: RunEffectsDeps,
   { tx, pass }: DeliveryContext,
   rows: readonly OutboxRow[],
   out: Map<OutboxRow, Delivery>,

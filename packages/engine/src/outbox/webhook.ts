@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { type Delivery, type OutboxRow, WEBHOOK_DESTINATION } from '../store/outbox-records.js';
 import type { Destination } from './destination.js';
-import { type Delivery, type OutboxRow, WEBHOOK_DESTINATION } from './types.js';
 
 /** How a webhook destination calls out. */
 export interface WebhookOptions {

@@ -1,5 +1,5 @@
 import type { Json } from '@weft/core';
-import type { WriteSet } from '../records.js';
+import type { WriteSet } from '../store/records.js';
 import type { PayloadStore } from './payload-store.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };

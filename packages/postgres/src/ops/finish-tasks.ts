@@ -1,4 +1,4 @@
-import type { ReportVerdict, TaskReport } from '@weft/engine';
+import { explainRefusal, type ReportedTask, type ReportVerdict, type TaskReport } from '@weft/engine';
 import type { Db } from '../db.js';
 import { jsonText } from '../db.js';
 
@@ -60,25 +60,13 @@ export async function finishTasks(
   });
 }
 
-interface TaskNow {
-  id: string;
-  nodeId: string;
-  iteration: string;
-  attempt: number;
-  status: string;
-  leaseToken: string | null;
-  pastDeadline: boolean;
-  latest: number;
-  namespace: string;
-}
-
-/** Says why each refused report was refused, from the task as it is now. */
+/** Says why each refused report was refused, from the task as it is now (see `explainRefusal`). */
 export async function explainRefusals(
   sql: Db,
   reports: readonly Pick<TaskReport, 'runId' | 'taskId' | 'attempt' | 'leaseToken'>[],
   namespace?: string,
 ): Promise<Map<string, ReportVerdict>> {
-  const rows = await sql<TaskNow[]>`
+  const rows = await sql<ReportedTask[]>`
     SELECT t.id, t.node_id, t.iteration, t.attempt, t.status, t.lease_token::text,
            coalesce(t.deadline_at <= now(), false) AS past_deadline,
            (SELECT r.namespace FROM weft.runs r WHERE r.id = t.run_id) AS namespace,
@@ -89,41 +77,7 @@ export async function explainRefusals(
         ON t.run_id = k.run_id AND t.id = k.id`.execute();
   const now = new Map(rows.map((r) => [r.id, r]));
   const out = new Map<string, ReportVerdict>();
-  for (const report of reports) {
-    const task = now.get(report.taskId);
-    if (!task) {
-      out.set(report.taskId, {
-        taskId: report.taskId,
-        accepted: false,
-        why: `no task ${report.taskId} in run ${report.runId}`,
-      });
-      continue;
-    }
-    let why: string;
-    if (namespace !== undefined && task.namespace !== namespace) {
-      why = `the task belongs to namespace "${task.namespace}", not "${namespace}"`;
-    } else if (task.attempt !== report.attempt) {
-      why = `the report names attempt ${report.attempt}, but task ${task.id} is attempt ${task.attempt}`;
-    } else if (task.latest > task.attempt) {
-      why = `the report is for attempt ${task.attempt}, but attempt ${task.latest} is current`;
-    } else if (task.status !== 'running') why = `the task is already ${task.status.replace('_', ' ')}`;
-    else if (task.leaseToken !== report.leaseToken)
-      why = 'the lease token does not match: the lease was lost or taken over';
-    else if (task.pastDeadline) why = "the attempt's timeout has passed";
-    else why = 'the task changed while the report was applied';
-    if (namespace !== undefined && task.namespace !== namespace) {
-      // Not recorded in the other namespace's run.
-      out.set(report.taskId, { taskId: report.taskId, accepted: false, why });
-      continue;
-    }
-    out.set(report.taskId, {
-      taskId: report.taskId,
-      accepted: false,
-      why,
-      nodeId: task.nodeId,
-      iteration: task.iteration,
-      attempt: report.attempt,
-    });
-  }
+  for (const report of reports)
+    out.set(report.taskId, explainRefusal(report, now.get(report.taskId) ?? null, namespace));
   return out;
 }

@@ -1,5 +1,5 @@
 import type { Json } from '@weft/core';
-import { ANY_NAMESPACE, type LeasedTask, type LeaseRequest } from '@weft/engine';
+import { ANY_NAMESPACE, type FastLease, type LeasedTask, type LeaseRequest } from '@weft/engine';
 import type { Db } from '../db.js';
 
 export interface LeasedJson {
@@ -59,10 +59,7 @@ export const leasedColumns = (sql: Db) =>
  * nothing and says `gated`: the caller then leases through the gated path, which orders every candidate
  * by priority and counts each limit under its lock.
  */
-export async function leaseTasks(
-  sql: Db,
-  request: LeaseRequest,
-): Promise<{ tasks: LeasedTask[]; taken: number; gated: boolean; nextAt: Date | null }> {
+export async function leaseTasks(sql: Db, request: LeaseRequest): Promise<FastLease> {
   const types = [...request.taskTypes];
   // A worker polls one namespace; the server's system-task runner polls every namespace, with statements
   // of their own (`TRUE` in place of the namespace test), so the plans of workers' polls are not affected.

@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { armFault, Engine, FolderBlobStore } from '@weft/engine';
+import { Engine, FolderBlobStore } from '@weft/engine';
+import { armFault } from '@weft/engine/internal';
 import { ListDispatcher } from '@weft/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers.js';

@@ -1,4 +1,5 @@
-import { Engine, type EngineConfig, MemoryStore, type Store } from '@weft/engine';
+import { Engine, type EngineConfig, type Store } from '@weft/engine';
+import { MemoryStore } from '@weft/memory';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase } from '@weft/testing';
 

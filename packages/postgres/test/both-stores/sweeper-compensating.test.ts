@@ -1,4 +1,5 @@
-import { decideRound, emptyWriteSet, type TaskUpdateRow, type WriteSet } from '@weft/engine';
+import { emptyWriteSet, type TaskUpdateRow, type WriteSet } from '@weft/engine';
+import { decideRound } from '@weft/engine/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completed, eventually, failed, lease } from '../helpers.js';
 import { BOOKING } from './booking.js';

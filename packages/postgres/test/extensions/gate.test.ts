@@ -1,4 +1,5 @@
-import { Engine, type Gate, type GateDecision, type GateRequest, leaseRound } from '@weft/engine';
+import { Engine, type Gate, type GateDecision, type GateRequest } from '@weft/engine';
+import { leaseRound } from '@weft/engine/internal';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase, ListDispatcher, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,11 +1,5 @@
-import {
-  armFault,
-  type FinishedRun,
-  type ObservedEvent,
-  type SpanEnd,
-  type SpanStart,
-  type StepOutcome,
-} from '@weft/engine';
+import type { FinishedRun, ObservedEvent, SpanEnd, SpanStart, StepOutcome } from '@weft/engine';
+import { armFault } from '@weft/engine/internal';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { completed, type Harness, harness, lease, work } from '../helpers.js';
 

@@ -1,13 +1,6 @@
 import { isWeftError } from '@weft/core';
-import {
-  armFault,
-  type DispatchTask,
-  Engine,
-  negotiateDispatch,
-  type QueueDispatcher,
-  type Store,
-  tableDispatcher,
-} from '@weft/engine';
+import { type DispatchTask, Engine, type QueueDispatcher, type Store, tableDispatcher } from '@weft/engine';
+import { armFault, negotiateDispatch } from '@weft/engine/internal';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase, ListDispatcher, type TestDatabase } from '@weft/testing';
 import type { Sql } from 'postgres';

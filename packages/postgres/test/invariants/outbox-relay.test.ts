@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import {
-  armFault,
   type Destination,
-  deliverBatch,
   Engine,
   emptyWriteSet,
   type OutboxRow,
   type OutboxWrite,
   sinkDestination,
 } from '@weft/engine';
+import { armFault, deliverBatch } from '@weft/engine/internal';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

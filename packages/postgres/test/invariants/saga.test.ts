@@ -1,5 +1,6 @@
 import { type Json, WeftError } from '@weft/core';
-import { armFault, Engine, type LeasedTask } from '@weft/engine';
+import { Engine, type LeasedTask } from '@weft/engine';
+import { armFault } from '@weft/engine/internal';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

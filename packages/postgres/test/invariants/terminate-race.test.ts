@@ -1,4 +1,5 @@
-import { armFault, Engine } from '@weft/engine';
+import { Engine } from '@weft/engine';
+import { armFault } from '@weft/engine/internal';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,5 @@
-import { Engine, timerRound } from '@weft/engine';
+import { Engine } from '@weft/engine';
+import { timerRound } from '@weft/engine/internal';
 import { PgStore } from '@weft/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers.js';

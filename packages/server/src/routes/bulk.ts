@@ -1,5 +1,6 @@
 import { type RunStatus, WeftError } from '@weft/core';
-import { type BulkFilter, bulkControl, type Engine, isUuid } from '@weft/engine';
+import { type BulkFilter, bulkOperatorAction, type Engine } from '@weft/engine';
+import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 
@@ -83,7 +84,7 @@ export function bulkRoutes(app: FastifyInstance, engine: Engine): void {
       ...(f.started_before !== undefined ? { startedBefore: time('started_before', f.started_before) } : {}),
       ...(f.started_after !== undefined ? { startedAfter: time('started_after', f.started_after) } : {}),
     };
-    const result = await bulkControl(engine.context.store, engine.control, {
+    const result = await bulkOperatorAction(engine.context.store, engine.control, {
       namespace: namespaceOf(request),
       action: b.action,
       filter,

@@ -3,7 +3,7 @@ import { WeftError } from '@weft/core';
 import type { Engine } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { historyJson } from '../wire.js';
-import { runId } from './control.js';
+import { runId } from './operator-actions.js';
 
 /** Events read per query while catching up. */
 const PAGE = 500;

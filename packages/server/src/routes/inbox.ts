@@ -1,5 +1,6 @@
 import { type Json, WeftError } from '@weft/core';
-import { type Engine, type HumanTaskState, isUuid } from '@weft/engine';
+import type { Engine, HumanTaskState } from '@weft/engine';
+import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { humanTaskJson } from '../wire-flow.js';

@@ -1,5 +1,6 @@
 import { type Json, WeftError } from '@weft/core';
-import { type Engine, isUuid, type RunFilter } from '@weft/engine';
+import type { Engine, RunFilter } from '@weft/engine';
+import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { historyJson, runJson, taskJson } from '../wire.js';

@@ -1,6 +1,7 @@
 import type { Json } from '@weft/core';
 import { WeftError } from '@weft/core';
-import { type Engine, isUuid } from '@weft/engine';
+import type { Engine } from '@weft/engine';
+import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 

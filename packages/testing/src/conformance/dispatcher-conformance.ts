@@ -2,14 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Json } from '@weft/core';
-import {
-  armFault,
-  Engine,
-  type EngineConfig,
-  emptyWriteSet,
-  FolderBlobStore,
-  type LeasedTask,
-} from '@weft/engine';
+import { Engine, type EngineConfig, emptyWriteSet, FolderBlobStore, type LeasedTask } from '@weft/engine';
+import { armFault } from '@weft/engine/internal';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DispatcherFixture } from './dispatcher-fixture.js';
 

@@ -1,4 +1,5 @@
-import { type Engine, type LeasedTask, MemoryStore, type StepHandler, tableDispatcher } from '@weft/engine';
+import { type Engine, type LeasedTask, type StepHandler, tableDispatcher } from '@weft/engine';
+import { MemoryStore } from '@weft/memory';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase } from '../database.js';
 import { ListDispatcher } from '../list-dispatcher.js';

@@ -1,5 +1,5 @@
 import type { RunEvent } from '@weft/core';
-import { uuidv7 } from '@weft/engine';
+import { uuidv7 } from '@weft/engine/internal';
 import { describe, expect, it } from 'vitest';
 import { deploy, type Fixture, freshNamespace, insertRun, sleep, writes } from './store-fixtures.js';
 

@@ -7,9 +7,9 @@ import {
   type LeaseRequest,
   type Store,
   type TaskReport,
-  uuidv7,
   type WriteSet,
 } from '@weft/engine';
+import { uuidv7 } from '@weft/engine/internal';
 
 /** A store under test, as a conformance suite gets it from its factory. */
 export interface StoreUnderTest {

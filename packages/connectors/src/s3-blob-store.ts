@@ -1,0 +1,72 @@
+import type { BlobStore } from '@weft/engine';
+import aws4 from 'aws4';
+
+/** Where an S3-compatible store is and how to sign for it. */
+export interface S3Options {
+  readonly bucket: string;
+  /** Prepended to every key, such as `weft/`. */
+  readonly prefix?: string;
+  readonly region: string;
+  /** For S3-compatible services (MinIO, R2, Ceph): `http://127.0.0.1:9000`; AWS S3 when absent. */
+  readonly endpoint?: string;
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
+}
+
+/**
+ * Blobs in an S3-compatible bucket, with path-style URLs (`<endpoint>/<bucket>/<key>`) signed with AWS
+ * Signature Version 4 (the `aws4` package) and sent with Node's fetch.
+ */
+export class S3BlobStore implements BlobStore {
+  readonly name: string;
+  private readonly base: URL;
+
+  constructor(private readonly options: S3Options) {
+    this.base = new URL(options.endpoint ?? `https://s3.${options.region}.amazonaws.com`);
+    this.name = `s3 ${options.bucket}/${options.prefix ?? ''}`;
+  }
+
+  async put(key: string, data: Buffer): Promise<void> {
+    const response = await this.send('PUT', key, data);
+    if (!response.ok)
+      throw new Error(`S3 PUT of blob ${key} failed: HTTP ${response.status} ${await response.text()}`);
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    const response = await this.send('GET', key);
+    if (response.status === 404) return null;
+    if (!response.ok)
+      throw new Error(`S3 GET of blob ${key} failed: HTTP ${response.status} ${await response.text()}`);
+    return Buffer.from(await response.arrayBuffer());
+  }
+
+  /** Signs and sends one request. */
+  private send(method: 'GET' | 'PUT', key: string, body?: Buffer): Promise<Response> {
+    const path = `${this.base.pathname.replace(/\/$/, '')}/${encodeURIComponent(this.options.bucket)}/${(this.options.prefix ?? '') + key}`;
+    const signed = aws4.sign(
+      {
+        host: this.base.host,
+        path,
+        method,
+        service: 's3',
+        region: this.options.region,
+        headers: body ? { 'content-type': 'application/json' } : {},
+        ...(body ? { body } : {}),
+      },
+      {
+        accessKeyId: this.options.accessKeyId,
+        secretAccessKey: this.options.secretAccessKey,
+        ...(this.options.sessionToken ? { sessionToken: this.options.sessionToken } : {}),
+      },
+    );
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(signed.headers ?? {}))
+      if (k.toLowerCase() !== 'host') headers[k] = String(v);
+    return fetch(`${this.base.protocol}//${this.base.host}${path}`, {
+      method,
+      headers,
+      ...(body ? { body } : {}),
+    });
+  }
+}

@@ -1,0 +1,37 @@
+import type { Cascader } from './decisions/cascade.js';
+import type { Dispatcher } from './dispatch/dispatcher.js';
+import type { Gate } from './extensions/gate.js';
+import type { Hooks } from './extensions/hooks.js';
+import type { Observer } from './extensions/observer.js';
+import type { Tracer } from './extensions/tracer.js';
+import type { Destination } from './outbox/destination.js';
+import type { BlobStore } from './payloads/blob-store.js';
+import type { Store } from './store/store.js';
+import type { Clock } from './support/clock.js';
+import type { EngineConfig } from './support/config.js';
+import type { Logger } from './support/logger.js';
+
+/** What an engine is built from. Only the store is required. */
+export interface EngineOptions {
+  readonly store: Store;
+  readonly dispatcher?: Dispatcher;
+  /** Stops what runs started beyond their own tasks; by default their child runs (childRunCascader). */
+  readonly cascader?: Cascader;
+  readonly config?: Partial<EngineConfig>;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  /** Where large payloads go; a folder `.weft/blobs` under the working directory by default. */
+  readonly blobs?: BlobStore;
+  /** Where the outbox relay delivers (sinks, a task queue); the engine adds its own. */
+  readonly destinations?: readonly Destination[];
+  /** Secret that signs run status callbacks sent to a URL (`x-weft-signature`). */
+  readonly webhookSecret?: string;
+  /** Consulted before a step is claimed: admit with a release, or defer (org-wide caps plug in here). */
+  readonly gate?: Gate;
+  /** Receives committed run and task history. */
+  readonly observer?: Observer;
+  /** Receives run and task spans, derived from committed history. */
+  readonly tracer?: Tracer;
+  /** Before start, step context, after step, run finished. */
+  readonly hooks?: Hooks;
+}

@@ -1,0 +1,353 @@
+import type {
+  Arrival,
+  Definition,
+  Json,
+  JsonObject,
+  Mailbox,
+  RunError,
+  RunEvent,
+  RunStatus,
+  TaskError,
+  TaskStatus,
+  TimerPurpose,
+} from '@weft/core';
+import type { HumanTaskState, NewHumanTaskRow } from './human-records.js';
+import type { OutboxWrite } from './outbox-records.js';
+
+/** A deployed definition version. */
+export interface DefinitionRecord {
+  readonly id: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly version: number;
+  readonly hash: string;
+  readonly source: string;
+  readonly definition: Definition;
+  readonly createdAt: Date;
+}
+
+/** A run as stored. */
+export interface RunRecord {
+  readonly id: string;
+  readonly namespace: string;
+  readonly definitionId: string;
+  readonly definitionName: string;
+  readonly definitionVersion: number;
+  readonly status: RunStatus;
+  readonly input: Json;
+  readonly output: Json | null;
+  readonly error: RunError | null;
+  readonly vars: JsonObject;
+  readonly sinksDone: number;
+  readonly createdAt: Date;
+  readonly finishedAt: Date | null;
+  /** The attempt that started this run, for runs started by a `sub_workflow` or `start_workflow` node. */
+  readonly parent?: RunParent | null;
+}
+
+/** Which attempt of which node started a run. A `detached` run (fire and forget) does not report back. */
+export interface RunParent {
+  readonly runId: string;
+  readonly nodeId: string;
+  readonly iteration: string;
+  readonly attempt: number;
+  readonly detached: boolean;
+}
+
+/** A run locked for a decision: the row, the last history sequence number and the transaction's time. */
+export interface LockedRun extends RunRecord {
+  readonly lastSeq: number;
+  readonly now: Date;
+}
+
+/** One attempt of one node instance, as stored. */
+export interface TaskRecord {
+  readonly id: string;
+  readonly runId: string;
+  readonly nodeId: string;
+  readonly iteration: string;
+  readonly attempt: number;
+  readonly status: TaskStatus;
+  readonly taskType: string | null;
+  readonly priority: number;
+  readonly timeoutMs: number | null;
+  readonly input: Json | null;
+  readonly output: Json | null;
+  readonly error: TaskError | null;
+  readonly arrivals: readonly Arrival[];
+  readonly worker: string | null;
+  readonly leaseExpiresAt: Date | null;
+  readonly deadlineAt: Date | null;
+  readonly createdAt: Date;
+  readonly startedAt: Date | null;
+  readonly finishedAt: Date | null;
+  /** The run a `sub_workflow` or `start_workflow` attempt started. */
+  readonly childRunId?: string | null;
+}
+
+/** One event in a run's history. `seq` is gap-free and strictly increasing per run. */
+export interface HistoryRecord {
+  readonly runId: string;
+  readonly seq: number;
+  readonly type: string;
+  readonly nodeId: string | null;
+  readonly iteration: string | null;
+  readonly attempt: number | null;
+  readonly data: Json;
+  readonly at: Date;
+}
+
+/** An event waiting in a run's inbox for the next decision. */
+export interface InboxItem {
+  readonly id: string;
+  readonly runId: string;
+  readonly event: RunEvent;
+}
+
+/** A task handed to a worker: what it runs and the lease it holds while it does. */
+export interface LeasedTask {
+  readonly id: string;
+  readonly runId: string;
+  readonly nodeId: string;
+  readonly iteration: string;
+  readonly attempt: number;
+  readonly taskType: string;
+  readonly input: Json | null;
+  readonly leaseToken: string;
+  readonly leaseExpiresAt: Date;
+  readonly deadlineAt: Date | null;
+  readonly definitionName: string;
+  /** What the handler receives as its context, built by the engine's `stepContext` hook (absent without one). */
+  readonly context?: Json;
+}
+
+/** A new attempt row to insert. `lease` is set when the task goes straight to a waiting worker. */
+export interface NewTaskRow {
+  readonly id: string;
+  readonly runId: string;
+  readonly namespace: string;
+  readonly nodeId: string;
+  readonly iteration: string;
+  readonly attempt: number;
+  readonly status: TaskStatus;
+  readonly taskType: string | null;
+  readonly priority: number;
+  readonly timeoutMs: number | null;
+  readonly input: Json | null;
+  readonly output: Json | null;
+  readonly error: TaskError | null;
+  readonly arrivals: readonly Arrival[];
+  readonly lease: { readonly worker: string; readonly token: string; readonly leaseMs: number } | null;
+  /** The run this attempt starts (sub-workflow and start-workflow nodes): what a cancel cascades to. */
+  readonly childRunId?: string | null;
+  /** A queued attempt held back this long (a retry's backoff on the dispatcher): stored as its `retry_at`. */
+  readonly delayMs?: number;
+}
+
+/** A change to an existing attempt, applied only while it is still in `expect` status. */
+export interface TaskUpdateRow {
+  readonly runId: string;
+  readonly nodeId: string;
+  readonly iteration: string;
+  readonly attempt: number;
+  readonly expect: TaskStatus;
+  readonly status: TaskStatus;
+  readonly input?: Json | null;
+  readonly output?: Json | null;
+  readonly error?: TaskError | null;
+  readonly arrivals?: readonly Arrival[];
+  /** Set for an update that makes the task `queued`: its type and priority, for dispatch. */
+  readonly taskType?: string | null;
+  readonly priority?: number;
+  readonly timeoutMs?: number | null;
+  readonly lease?: { readonly worker: string; readonly token: string; readonly leaseMs: number } | null;
+  readonly childRunId?: string | null;
+}
+
+/** A task to put on the queue. */
+export interface QueueRow {
+  readonly taskId: string;
+  readonly runId: string;
+  readonly attempt: number;
+  readonly namespace: string;
+  readonly taskType: string;
+  readonly priority: number;
+  readonly delayMs: number;
+  /** What the task takes from limits besides its type's cap (`{"semaphore:x": 1}`); null or absent: none. */
+  readonly gates?: Readonly<Record<string, number>> | null;
+  /**
+   * True when the task type had a concurrency cap as the server's limit book last saw it. With `gates`, it
+   * tells a dispatcher other than the table that the task must stay on the table queue, whose gated lease
+   * path is the only one that counts limits.
+   */
+  readonly capped?: boolean;
+}
+
+/**
+ * A queued task as a dispatcher sees it: which attempt to deliver, and not before when. A message is only
+ * a wake-up: whoever takes it leases the task by id (`TaskService.leaseById`), which checks that the task is
+ * still queued at that attempt and hands out a fresh fencing token, so duplicates and stale messages are
+ * harmless.
+ */
+export interface DispatchTask {
+  readonly taskId: string;
+  readonly runId: string;
+  readonly attempt: number;
+  readonly namespace: string;
+  readonly taskType: string;
+  readonly priority: number;
+  /**
+   * Deliver no earlier than this (a retry's backoff). A dispatcher must honour it durably: a message
+   * delivered early runs the retry early, and a message dropped because it was not due yet is lost until
+   * the engine's repair sends it again. Null: deliver now.
+   */
+  readonly notBefore: Date | null;
+}
+
+/** What a run start asks for (`RunService.start`; a before-start hook sees it too). */
+export interface StartRequest {
+  readonly namespace: string;
+  readonly definition: string;
+  /** A pinned version; the latest when absent. */
+  readonly version?: number;
+  readonly input: Json;
+  /**
+   * Makes the start idempotent within the namespace: a start with a key already used gets the run that
+   * key started (`created: false`), or, with `onDuplicate: 'error'`, a `duplicate_start` error naming it.
+   */
+  readonly idempotencyKey?: string;
+  readonly onDuplicate?: 'return' | 'error';
+}
+
+/** A worker's report on an attempt it holds. */
+export interface TaskReport {
+  readonly runId: string;
+  readonly taskId: string;
+  readonly attempt: number;
+  readonly leaseToken: string;
+  /** The node the worker was told it runs: a hint that lets the server read ahead; never trusted. */
+  readonly nodeId?: string;
+  readonly iteration?: string;
+  readonly outcome:
+    | { readonly kind: 'completed'; readonly output: Json }
+    | { readonly kind: 'failed'; readonly error: TaskError };
+}
+
+/** What became of a report: applied, or refused with the reason. */
+export type ReportVerdict =
+  | {
+      readonly taskId: string;
+      readonly accepted: true;
+      readonly nodeId: string;
+      readonly iteration: string;
+      readonly attempt: number;
+    }
+  | {
+      readonly taskId: string;
+      readonly accepted: false;
+      readonly why: string;
+      /** Present when the task exists, so the refusal can be recorded in the run's history. */
+      readonly nodeId?: string;
+      readonly iteration?: string;
+      readonly attempt?: number;
+    };
+
+/** A timer row. */
+export interface TimerRow {
+  readonly id: string;
+  readonly runId: string;
+  readonly dueAt: Date;
+  readonly purpose: TimerPurpose;
+}
+
+/** A history row to append. */
+export interface HistoryRow {
+  readonly runId: string;
+  readonly seq: number;
+  readonly type: string;
+  readonly nodeId: string | null;
+  readonly iteration: string | null;
+  readonly attempt: number | null;
+  readonly data: Json;
+}
+
+/** A signal mailbox of a run as it now is; one with no kept signals and no waiters is deleted. */
+export interface MailboxRow {
+  readonly runId: string;
+  readonly mailbox: Mailbox;
+}
+
+/** A change to a run row. */
+export interface RunUpdateRow {
+  readonly runId: string;
+  /** Run variables to set (merged into the existing ones). */
+  readonly vars?: JsonObject;
+  readonly status?: RunStatus;
+  readonly output?: Json | null;
+  readonly error?: RunError | null;
+  readonly sinksDelta?: number;
+  readonly finished?: boolean;
+  /** A finished run moves back to running (retry, rerun): its finish time is cleared. */
+  readonly reopened?: boolean;
+}
+
+/** Everything one pass writes, across the runs it decided for. */
+export interface WriteSet {
+  readonly newTasks: NewTaskRow[];
+  readonly taskUpdates: TaskUpdateRow[];
+  readonly cancelOpenWork: {
+    readonly runId: string;
+    readonly reason: string;
+    /** What the run's open work is stopped as, for whatever it started (see Cascader). */
+    readonly mode: 'cancel' | 'terminate';
+  }[];
+  readonly timers: TimerRow[];
+  readonly runUpdates: RunUpdateRow[];
+  readonly history: HistoryRow[];
+  readonly inboxDone: { readonly runId: string; readonly id: string }[];
+  readonly inboxAppend: { readonly runId: string; readonly event: RunEvent }[];
+  readonly queue: QueueRow[];
+  /** Runs that need another decision after this transaction (written with the rest). */
+  readonly decisionRequests: string[];
+  readonly mailboxes: MailboxRow[];
+  /** Human tasks to put in the inbox. */
+  readonly humanTasks: NewHumanTaskRow[];
+  /** Human tasks leaving the inbox without an answer. */
+  readonly humanTaskCloses: {
+    readonly runId: string;
+    readonly taskId: string;
+    readonly state: HumanTaskState;
+  }[];
+  /** Outbound effects, delivered by the relay after commit (invariant 7: the transactional outbox). */
+  readonly outbox: OutboxWrite[];
+  /**
+   * Runs being stopped whose child runs must stop too: each unfinished attempt that started a child gets
+   * a `cancel_run` outbox row (terminate with `mode` terminate), written before the attempts are cancelled.
+   */
+  readonly stopChildren: {
+    readonly runId: string;
+    readonly reason: string;
+    readonly mode: 'cancel' | 'terminate';
+  }[];
+}
+
+/** An empty write set. */
+export function emptyWriteSet(): WriteSet {
+  return {
+    newTasks: [],
+    taskUpdates: [],
+    cancelOpenWork: [],
+    timers: [],
+    runUpdates: [],
+    history: [],
+    inboxDone: [],
+    inboxAppend: [],
+    queue: [],
+    decisionRequests: [],
+    mailboxes: [],
+    humanTasks: [],
+    humanTaskCloses: [],
+    outbox: [],
+    stopChildren: [],
+  };
+}

@@ -1,0 +1,91 @@
+import type { HttpRequestInput, Json, StatusMatch, TaskError } from '@weft/core';
+import type { SystemTaskOutcome } from './system-runner.js';
+
+/** Largest response body kept as the node's output. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** True when `status` is one of `success` (codes, or classes such as `2xx`). */
+export function statusMatches(status: number, success: readonly StatusMatch[]): boolean {
+  return success.some((m) =>
+    typeof m === 'number' ? m === status : Math.floor(status / 100) === Number(m[0]),
+  );
+}
+
+/**
+ * Runs the request of a built-in `http` task. A success status gives `{status, headers, body}` (the body
+ * parsed when it is JSON). A 5xx, 408 or 429 answer, a network error or no answer in time fail the
+ * attempt as retryable; any other status fails it for good, with the response in the error's details.
+ */
+export async function runHttpTask(input: Json, signal: AbortSignal): Promise<SystemTaskOutcome> {
+  const request = input as unknown as HttpRequestInput;
+  const what = `${request.method} ${request.url}`;
+  const headers: Record<string, string> = { 'user-agent': 'weft', ...request.headers };
+  let body: string | undefined;
+  if (request.body !== undefined && request.method !== 'GET' && request.method !== 'HEAD') {
+    body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+    if (typeof request.body !== 'string' && !headers['content-type'])
+      headers['content-type'] = 'application/json';
+  }
+  const timeout = AbortSignal.timeout(request.timeout_ms);
+  try {
+    const response = await fetch(request.url, {
+      method: request.method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+      signal: AbortSignal.any([signal, timeout]),
+    });
+    const text = await readLimited(response);
+    const output: Json = {
+      status: response.status,
+      headers: Object.fromEntries(response.headers.entries()),
+      body: parseBody(text, response.headers.get('content-type')),
+    };
+    if (statusMatches(response.status, request.success)) return { kind: 'completed', output };
+    const s = response.status;
+    const error: TaskError = {
+      message: `HTTP ${s} from ${what}`,
+      reason: 'error',
+      retryable: s >= 500 || s === 408 || s === 429,
+      details: output,
+    };
+    return { kind: 'failed', error };
+  } catch (e) {
+    const error = e as Error & { cause?: { code?: string; message?: string } };
+    const why = timeout.aborted
+      ? `no answer within ${request.timeout_ms} ms`
+      : signal.aborted
+        ? 'the server stopped the request'
+        : (error.cause?.code ?? error.cause?.message ?? error.message);
+    return { kind: 'failed', error: { message: `${what} failed: ${why}`, reason: 'error', retryable: true } };
+  }
+}
+
+async function readLimited(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      throw new Error(`the response body is larger than ${MAX_BODY_BYTES} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseBody(text: string, contentType: string | null): Json {
+  if (text === '') return null;
+  if (contentType && /\bjson\b/i.test(contentType)) {
+    try {
+      return JSON.parse(text) as Json;
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
