@@ -1,0 +1,97 @@
+"""The SDK is a package of its own that needs nothing beyond Python's standard library."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import tempfile
+import unittest
+import zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = os.path.join(ROOT, "weft_worker")
+HAS_SETUPTOOLS = importlib.util.find_spec("setuptools") is not None
+HAS_WHEEL = importlib.util.find_spec("wheel") is not None
+
+
+def standard(name: str) -> bool:
+    """Whether a top-level module comes with Python itself."""
+    spec = importlib.util.find_spec(name)
+    if spec is None:
+        return False
+    if spec.origin in (None, "built-in", "frozen"):
+        return True
+    paths = sysconfig.get_paths()
+    where = os.path.realpath(spec.origin)
+    inside = [os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib")]
+    return any(where.startswith(p + os.sep) for p in inside) and "site-packages" not in where
+
+
+class PackagingTest(unittest.TestCase):
+    def test_every_import_is_of_the_standard_library_or_the_package_itself(self) -> None:
+        outside = []
+        for file in sorted(os.listdir(PACKAGE)):
+            if not file.endswith(".py"):
+                continue
+            with open(os.path.join(PACKAGE, file)) as f:
+                tree = ast.parse(f.read(), file, feature_version=(3, 9))
+            for node in ast.walk(tree):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    names = [node.module or ""]
+                outside += [
+                    f"{file}: {n}" for n in names if n != "__future__" and not standard(n.split(".")[0])
+                ]
+        self.assertEqual(outside, [])
+
+    def test_the_sources_parse_as_python_3_9(self) -> None:
+        for folder in (PACKAGE, os.path.join(ROOT, "tests"), os.path.join(ROOT, "examples")):
+            for file in sorted(os.listdir(folder)):
+                if file.endswith(".py"):
+                    with open(os.path.join(folder, file)) as f:
+                        ast.parse(f.read(), file, feature_version=(3, 9))
+
+    @unittest.skipUnless(HAS_SETUPTOOLS, "needs setuptools (the build backend pyproject.toml names) to build")
+    def test_the_source_distribution_declares_no_dependencies(self) -> None:
+        work = tempfile.mkdtemp(prefix="weft-sdist-")
+        try:
+            source = os.path.join(work, "src")
+            shutil.copytree(
+                ROOT, source, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist")
+            )
+            out = os.path.join(work, "out")
+            os.mkdir(out)
+            build = "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))"
+            if HAS_WHEEL:
+                build += "; print(b.build_wheel(sys.argv[1]))"
+            done = subprocess.run(
+                [sys.executable, "-c", build, out], cwd=source, capture_output=True, text=True
+            )
+            self.assertEqual(done.returncode, 0, done.stderr)
+            names = done.stdout.split()[-2:] if HAS_WHEEL else done.stdout.split()[-1:]
+            with tarfile.open(os.path.join(out, names[0])) as sdist:
+                members = sdist.getnames()
+                info = sdist.extractfile(next(m for m in members if m.endswith("/PKG-INFO"))).read().decode()
+            self.assertIn("Requires-Python: >=3.9", info)
+            self.assertNotIn("Requires-Dist", info)
+            self.assertIn("Name: weft-worker", info)
+            for module in ("worker.py", "wire.py", "py.typed"):
+                self.assertTrue(any(m.endswith(f"weft_worker/{module}") for m in members), module)
+            if HAS_WHEEL:
+                with zipfile.ZipFile(os.path.join(out, names[1])) as wheel:
+                    self.assertIn("weft_worker/py.typed", wheel.namelist())
+                    self.assertFalse(any(n.startswith("tests/") for n in wheel.namelist()))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()
