@@ -16,7 +16,20 @@ import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "weft_worker")
-HAS_SETUPTOOLS = importlib.util.find_spec("setuptools") is not None
+
+
+def setuptools_major() -> int:
+    """The installed setuptools' major version, 0 when there is none."""
+    try:
+        from importlib.metadata import version
+
+        return int(version("setuptools").split(".")[0])
+    except Exception:
+        return 0
+
+
+# pyproject.toml's [project] table needs setuptools 61 or later (the build backend it names).
+HAS_SETUPTOOLS = setuptools_major() >= 61
 HAS_WHEEL = importlib.util.find_spec("wheel") is not None
 
 
@@ -59,7 +72,9 @@ class PackagingTest(unittest.TestCase):
                     with open(os.path.join(folder, file)) as f:
                         ast.parse(f.read(), file, feature_version=(3, 9))
 
-    @unittest.skipUnless(HAS_SETUPTOOLS, "needs setuptools (the build backend pyproject.toml names) to build")
+    @unittest.skipUnless(
+        HAS_SETUPTOOLS, "needs setuptools 61 or later (the build backend pyproject.toml names) to build"
+    )
     def test_the_source_distribution_declares_no_dependencies(self) -> None:
         work = tempfile.mkdtemp(prefix="weft-sdist-")
         try:

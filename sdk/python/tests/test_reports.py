@@ -99,7 +99,7 @@ class ReportsTest(unittest.TestCase):
         self.assertIn("sending them one by one", logs.output[0])
         self.assertIn("failing the task instead", logs.output[1])
 
-    def test_a_lease_is_renewed_until_its_report_is_answered(self) -> None:
+    def test_a_lease_is_renewed_while_its_report_waits_to_be_sent(self) -> None:
         gate = threading.Event()
         task = leased()
         down = (503, {"error": {"code": "database_unavailable", "message": "down"}})
@@ -123,6 +123,35 @@ class ReportsTest(unittest.TestCase):
                     wait_until(lambda: worker.stats.completed == 1, "the report to be taken")
                     # Answered: the lease is no longer held, so no heartbeat names it again.
                     self.assertEqual(worker._state.held, {})
+
+    def test_a_lease_whose_report_is_on_its_way_is_left_to_the_report(self) -> None:
+        quick, slow = leased(input="quick"), leased(input="slow")
+        release, seen = threading.Event(), {}
+        server: StandIn
+
+        def hold(x: Exchange):
+            # Holds the first report until a heartbeat comes meanwhile, and keeps what that heartbeat named.
+            if "named" in seen:
+                return None
+            start = len(server.sent("/v1/tasks/heartbeat"))
+            wait_until(
+                lambda: len(server.sent("/v1/tasks/heartbeat")) > start, "a heartbeat during the report"
+            )
+            seen["named"] = [t["task_id"] for t in server.sent("/v1/tasks/heartbeat")[start].request["tasks"]]
+            return None
+
+        def handler(input, ctx):
+            if input == "slow":
+                release.wait(30)
+            return input
+
+        with StandIn([quick, slow], heartbeat_ms=50, on_report=hold) as server:
+            worker = Worker({"t": handler}, url=server.url, concurrency=2)
+            with running(worker):
+                wait_until(lambda: "named" in seen, "the held report")
+                release.set()
+                wait_until(lambda: worker.stats.completed == 2, "both reports")
+        self.assertEqual(seen["named"], [slow["task_id"]])
 
     def test_an_async_handler_is_awaited(self) -> None:
         async def handler(input, ctx):

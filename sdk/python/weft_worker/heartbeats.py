@@ -14,8 +14,8 @@ from .wire import MAX_ITEMS_SENT, LeasedTask, lease_of
 
 class Heartbeats:
     """One thread renewing, every ``interval`` seconds, the lease of each task that is running or whose
-    report the server has not answered yet. A task whose lease the server says is lost has its handler's
-    ``ctx.cancelled`` set.
+    report waits to be sent. A task whose lease the server says is lost has its handler's ``ctx.cancelled``
+    set.
 
     The interval is the server's ``heartbeat_ms`` (sent with every lease), a third of the lease: a failed
     renewal is tried again at the next beat, and two may fail before a lease runs out.
@@ -55,7 +55,7 @@ class Heartbeats:
             with self._state.cond:
                 if self._state.closed:
                     return
-                held = list(self._state.held.values())
+                held = self._state.renewable()
             # A new interval starts a new wait; the leases were given with it, so they are fresh.
             if not rearmed:
                 self.beat(held)

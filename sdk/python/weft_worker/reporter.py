@@ -81,6 +81,7 @@ class Reporter:
                 self._keep(batch, e)
             finally:
                 with self._state.cond:
+                    self._state.sending.difference_update(r.task.task_id for r in batch)
                     self._state.report_reserved -= want
                     self._state.reporting -= 1
                     self._state.cond.notify_all()
@@ -98,6 +99,7 @@ class Reporter:
                 state.cond.wait(wait if state.pending else None)
             batch = first_batch(state.pending)
             del state.pending[: len(batch)]
+            state.sending.update(r.task.task_id for r in batch)
             want = 0 if state.stopping else max(0, min(state.free(), MAX_TASKS_ASKED))
             state.report_reserved += want
             state.reporting += 1

@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Set
 
 from .context import TaskContext
 from .wire import LeasedTask, Report
@@ -27,7 +27,9 @@ class WorkerState:
 
     A slot is taken by a running handler, or reserved for the tasks a poll or a report may bring back, so
     the worker never asks for more tasks than it can start at once. A lease is held from the moment a task
-    is leased until the server has answered its report: heartbeats renew it while a report waits to be sent.
+    is leased until the server has answered its report: heartbeats renew it while the handler runs and
+    while its report waits to be sent, but not while the report is on its way (renewing the rows the
+    server is finishing would only make the two transactions wait on each other).
     """
 
     def __init__(self, concurrency: int, logger: logging.Logger) -> None:
@@ -37,6 +39,8 @@ class WorkerState:
         self.running: Dict[str, TaskContext] = {}
         self.held: Dict[str, LeasedTask] = {}
         self.pending: List[Report] = []
+        # Tasks whose report is on its way: the server is applying it, so heartbeats leave their rows alone.
+        self.sending: Set[str] = set()
         self.poll_reserved = 0
         self.report_reserved = 0
         self.reporting = 0
@@ -70,6 +74,10 @@ class WorkerState:
             self.held[task.task_id] = task
             self.start_task(task, ctx)
         self.stats.in_flight = len(self.running)
+
+    def renewable(self) -> List[LeasedTask]:
+        """The leases heartbeats renew now. Called under ``cond``."""
+        return [task for task_id, task in self.held.items() if task_id not in self.sending]
 
     def settle(self, report: Report) -> None:
         """A handler has finished: its report waits to be sent (its lease is still held and renewed)."""
