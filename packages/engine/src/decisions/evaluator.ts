@@ -109,12 +109,17 @@ export class Evaluator {
     }
     const claimed = items.filter((i) => i.claimed).map((i) => i.runId);
     const unique = dedupe(keys);
+    this.stats.instancesRead += unique.length;
+    const inbox = tx.readInbox(claimed);
+    const tasks = tx.loadTasks(unique);
+    // The caller may fail on an earlier statement before it awaits these (a deadlock in a report's claim,
+    // which the store retries); they then fail too, and must not be left as unhandled rejections. Awaiting
+    // them still throws. Test: "a report whose transaction fails".
+    inbox.catch(() => {});
+    tasks.catch(() => {});
     return {
-      inbox: tx.readInbox(claimed),
-      tasks: (() => {
-        this.stats.instancesRead += unique.length;
-        return tx.loadTasks(unique);
-      })(),
+      inbox,
+      tasks,
       asked: new Set(unique.map((k) => `${k.runId}/${taskKey(k.nodeId, k.iteration)}`)),
     };
   }

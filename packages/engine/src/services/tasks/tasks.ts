@@ -226,6 +226,9 @@ export class TaskService {
     const finishing = tx.finishTasks(request.reports, namespaceScope(request.namespace));
     // Tasks queued with a higher priority go before the worker's next task (read in the same round trip).
     const floor = eager ? tx.queuedPriorities(eager.namespace, [...eager.taskTypes]) : null;
+    // If locking fails (a lock timeout), these fail too before anything awaits them: not unhandled.
+    // Awaited below, they still throw. Test: "a report whose transaction fails".
+    for (const sent of [claiming, finishing, floor]) sent?.catch(() => {});
     const known = runIds.every((id) => this.ctx.runs.definitionOf(id) !== undefined);
     const ahead = (runs: readonly { id: string; definitionId: string }[]) =>
       this.ctx.evaluator.prefetch(
