@@ -54,6 +54,8 @@ class Heartbeats:
             self._rearm.clear()
             with self._state.cond:
                 if self._state.closed:
+                    for transport in self._transports:
+                        transport.close()
                     return
                 held = self._state.renewable()
             # A new interval starts a new wait; the leases were given with it, so they are fresh.

@@ -41,7 +41,6 @@ class Reporter:
         self._types = types
         self._timeout = request_timeout
         self._delay: Optional[float] = None
-        self._transports = transports
         self._threads = [
             threading.Thread(target=self._loop, args=(t,), name=f"weft-report-{i + 1}", daemon=True)
             for i, t in enumerate(transports)
