@@ -1,5 +1,6 @@
 import type { Engine } from '@weft/engine';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { consoleAssetsDir, isConsolePage, sendConsoleIndex, serveConsole } from './console.js';
 import { installErrorHandler } from './errors.js';
 import { metricsRoute } from './metrics.js';
 import { bulkRoutes } from './routes/bulk.js';
@@ -25,6 +26,11 @@ export interface AppOptions {
   readonly historyPollMs?: number;
   /** How tasks reach workers (told to workers by `GET /v1/tasks/dispatch`); the table queue by default. */
   readonly dispatch?: DispatchInfo;
+  /**
+   * The web console's built assets, served at `/`: a folder, `null` for none, or by default the one
+   * `npm run build` made (none when it has not been built).
+   */
+  readonly console?: string | null;
 }
 
 /** Weft's HTTP API: definitions, runs, history and the worker protocol, as JSON. */
@@ -45,7 +51,20 @@ export function buildApp(options: AppOptions): FastifyInstance {
     { parseAs: 'string' },
     (_req, body, done) => done(null, body),
   );
-  installErrorHandler(app);
+  const consoleDir = options.console === undefined ? consoleAssetsDir() : options.console;
+  if (consoleDir) serveConsole(app, consoleDir);
+  installErrorHandler(app, {
+    page: (request, reply) => {
+      if (!isConsolePage(request)) return null;
+      if (consoleDir) return sendConsoleIndex(reply);
+      return reply.status(404).send({
+        error: {
+          code: 'console_not_built',
+          message: 'the web console is not built: run `npm run build`, then start the server again',
+        },
+      });
+    },
+  });
   app.get('/healthz', async () => ({ ok: true }));
   scopeRunRoutes(app, options.engine);
   definitionRoutes(app, options.engine);
