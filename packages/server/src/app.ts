@@ -10,12 +10,15 @@ import { eventRoutes } from './routes/events.js';
 import { inboxRoutes } from './routes/inbox.js';
 import { limitRoutes } from './routes/limits.js';
 import { operatorActionRoutes } from './routes/operator-actions.js';
+import { operatorReadRoutes } from './routes/operator-reads.js';
+import { runListRoutes } from './routes/run-list.js';
 import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes, sweeperRoutes } from './routes/schedules.js';
 import { signalRoutes } from './routes/signals.js';
 import { type DispatchInfo, taskDispatchRoutes } from './routes/task-dispatch.js';
 import { taskRoutes } from './routes/tasks.js';
 import { scopeRunRoutes } from './run-scope.js';
+import { WorkerSightings } from './worker-sightings.js';
 
 /** Options for the HTTP app. */
 export interface AppOptions {
@@ -68,18 +71,22 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.get('/healthz', async () => ({ ok: true }));
   scopeRunRoutes(app, options.engine);
   definitionRoutes(app, options.engine);
+  const sightings = new WorkerSightings(options.engine.context.store, options.logger);
+  app.addHook('onClose', () => sightings.close());
   runRoutes(app, options.engine);
+  runListRoutes(app, options.engine);
+  operatorReadRoutes(app, options.engine, sightings);
   operatorActionRoutes(app, options.engine);
   bulkRoutes(app, options.engine);
   eventRoutes(app, options.engine, options.historyPollMs);
   signalRoutes(app, options.engine);
-  taskRoutes(app, options.engine);
+  taskRoutes(app, options.engine, sightings);
   metricsRoute(app, options.engine);
   limitRoutes(app, options.engine);
   inboxRoutes(app, options.engine);
   scheduleRoutes(app, options.engine);
   sweeperRoutes(app, options.engine);
-  taskDispatchRoutes(app, options.engine, options.dispatch ?? { kind: 'table' });
+  taskDispatchRoutes(app, options.engine, options.dispatch ?? { kind: 'table' }, sightings);
   deadLetterRoutes(app, options.engine);
   return app;
 }

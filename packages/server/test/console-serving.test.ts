@@ -47,20 +47,20 @@ describe('the web console on the API port', () => {
   it('keeps the API first: API routes answer JSON, and unknown API paths a JSON 404 even for a browser', async () => {
     const runs = await page('/v1/runs');
     expect(runs.status).toBe(200);
-    expect(await runs.json()).toMatchObject({ items: [] });
+    expect((await runs.json()) as any).toMatchObject({ items: [] });
     for (const path of ['/v1/nope', '/v1/runs/x/y/z', '/assets/missing.js']) {
       const res = await page(path);
       expect(res.status, path).toBe(404);
-      expect((await res.json()).error.code).toBe('not_found');
+      expect(((await res.json()) as any).error.code).toBe('not_found');
     }
     const health = await page('/healthz');
-    expect(await health.json()).toEqual({ ok: true });
+    expect((await health.json()) as any).toEqual({ ok: true });
   });
 
   it('answers a JSON 404 to a client that does not ask for HTML, and to other methods', async () => {
     const res = await page('/runs', 'application/json');
     expect(res.status).toBe(404);
-    expect((await res.json()).error.code).toBe('not_found');
+    expect(((await res.json()) as any).error.code).toBe('not_found');
     const post = await fetch(`${t.url}/runs`, { method: 'POST', headers: { accept: 'text/html' } });
     expect(post.status).toBe(404);
   });
@@ -72,7 +72,7 @@ describe('a server with no console build', () => {
     try {
       const res = await fetch(`${bare.url}/`, { headers: { accept: 'text/html' } });
       expect(res.status).toBe(404);
-      expect((await res.json()).error.message).toContain('npm run build');
+      expect(((await res.json()) as any).error.message).toContain('npm run build');
     } finally {
       await bare.close();
     }

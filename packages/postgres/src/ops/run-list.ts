@@ -1,0 +1,66 @@
+import { WeftError } from '@weft/core';
+import { type Page, type RunFilter, type RunRecord, runIdRange } from '@weft/engine';
+import type { Db } from '../db.js';
+import { RUN_COLUMNS } from './runs.js';
+
+type Match = Omit<RunFilter, 'cursor' | 'limit'>;
+
+/**
+ * The filter's conditions on `r` (the runs table). Every value is a parameter; an absent filter is a
+ * NULL parameter that the planner folds away. A run id prefix becomes an id range and an idempotency key
+ * the one run it started, both read by key.
+ */
+function conditions(sql: Db, f: Match) {
+  const range = f.runId === undefined ? null : runIdRange(f.runId);
+  if (f.runId !== undefined && !range)
+    throw new WeftError(
+      'bad_request',
+      `run_id ${JSON.stringify(f.runId)} is not a run id or the start of one`,
+      400,
+    );
+  const before = f.startedBefore?.toISOString() ?? null;
+  const after = f.startedAfter?.toISOString() ?? null;
+  return sql`r.namespace = ${f.namespace}
+       AND (${f.status ?? null}::text IS NULL OR r.status = ${f.status ?? null}::text)
+       AND (${f.definition ?? null}::text IS NULL OR r.definition_name = ${f.definition ?? null}::text)
+       AND (${f.version ?? null}::int IS NULL OR r.definition_version = ${f.version ?? null}::int)
+       AND (${before}::timestamptz IS NULL OR r.created_at < ${before}::timestamptz)
+       AND (${after}::timestamptz IS NULL OR r.created_at >= ${after}::timestamptz)
+       AND (${range?.from ?? null}::uuid IS NULL OR r.id BETWEEN ${range?.from ?? null}::uuid AND ${range?.to ?? null}::uuid)
+       AND (${f.idempotencyKey ?? null}::text IS NULL OR r.id = (SELECT k.run_id FROM weft.idempotency_keys k
+             WHERE k.namespace = ${f.namespace} AND k.key = ${f.idempotencyKey ?? null}::text))`;
+}
+
+/**
+ * A page of runs, newest first; the cursor is the last run id of the page. Without a start-time filter
+ * runs are read by id (ids are time-ordered, index `runs_by_namespace` and its siblings); with one, by
+ * start time then id (index `runs_by_start`), and the cursor run's start time is read by its key.
+ */
+export async function listRuns(sql: Db, filter: RunFilter): Promise<Page<RunRecord>> {
+  if (filter.cursor !== undefined && !/^[0-9a-f-]{36}$/i.test(filter.cursor))
+    throw new WeftError('bad_cursor', `cursor ${JSON.stringify(filter.cursor)} is not one this API gave out`);
+  const limit = filter.limit + 1;
+  const where = conditions(sql, filter);
+  const byTime = filter.startedBefore !== undefined || filter.startedAfter !== undefined;
+  const cursor = filter.cursor ?? null;
+  const rows = byTime
+    ? await sql<RunRecord[]>`
+        SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r
+         WHERE ${where}
+           AND (${cursor}::uuid IS NULL OR (r.created_at, r.id) <
+                (SELECT c.created_at, c.id FROM weft.runs c WHERE c.id = ${cursor}::uuid))
+         ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit}::int`.execute()
+    : await sql<RunRecord[]>`
+        SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r
+         WHERE ${where} AND (${cursor}::uuid IS NULL OR r.id < ${cursor}::uuid)
+         ORDER BY r.id DESC LIMIT ${limit}::int`.execute();
+  const items = rows.slice(0, filter.limit);
+  return { items, next: rows.length > filter.limit ? items[items.length - 1]!.id : null };
+}
+
+/** How many runs match, counting no further than `cap` (an operator's preview, not a statistic). */
+export async function countMatchingRuns(sql: Db, filter: Match, cap: number): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM (SELECT 1 FROM weft.runs r WHERE ${conditions(sql, filter)} LIMIT ${cap}::int) x`.execute();
+  return row?.n ?? 0;
+}
