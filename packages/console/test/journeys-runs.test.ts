@@ -56,7 +56,7 @@ describe.skipIf(missing !== null)('console journeys: runs', () => {
     // The runs table, open beside it, shows the run running.
     const table = await context.newPage();
     await table.goto(`${t.url}/runs`);
-    const row = table.getByRole('row').filter({ has: table.getByRole('link', { name: runId.slice(0, 8) }) });
+    const row = table.getByRole('row').filter({ has: table.locator(`a[title="${runId}"]`) });
     await expect.poll(() => row.locator('.badge').textContent()).toBe('running');
     // Nothing is reloaded from here on: a marker set now must survive.
     await page.evaluate('window.stillHere = true');

@@ -91,7 +91,19 @@ export function GraphView(props: {
     };
   });
   return (
-    <figure className="graph" style={{ height: props.height ?? 360 }} aria-label={props.label}>
+    <figure
+      className="graph"
+      style={{ height: props.height ?? 360 }}
+      aria-label={props.label}
+      onKeyDown={(event) => {
+        // A node focused with Tab is chosen with Enter or Space, as a click chooses it.
+        const target = event.target as HTMLElement;
+        if ((event.key === 'Enter' || event.key === ' ') && target.classList.contains('react-flow__node')) {
+          event.preventDefault();
+          if (target.dataset.id) props.onChoose?.(target.dataset.id);
+        }
+      }}
+    >
       <ReactFlow
         nodes={flowNodes}
         edges={flowEdges}
@@ -105,10 +117,6 @@ export function GraphView(props: {
         edgesFocusable={false}
         proOptions={{ hideAttribution: true }}
         onNodeClick={(_, node) => props.onChoose?.(node.id)}
-        onSelectionChange={({ nodes }) => {
-          const first = nodes[0];
-          if (first && first.id !== props.chosen) props.onChoose?.(first.id);
-        }}
       >
         <Background />
         <Controls showInteractive={false} />

@@ -1,11 +1,9 @@
 import { yaml } from '@codemirror/lang-yaml';
 import { type Diagnostic, lintGutter, setDiagnostics } from '@codemirror/lint';
 import CodeMirror, { EditorView, type ReactCodeMirrorRef } from '@uiw/react-codemirror';
-import { useEffect, useRef } from 'react';
+import { useEffect, useMemo, useRef } from 'react';
 import type { DefinitionProblem } from '../api/types.js';
 import { useTheme } from '../lib/theme-context.js';
-
-const extensions = [yaml(), lintGutter(), EditorView.lineWrapping];
 
 /**
  * YAML in CodeMirror: syntax colours, line numbers, and each problem the server found marked on its
@@ -22,6 +20,16 @@ export function YamlEditor(props: {
 }) {
   const theme = useTheme();
   const ref = useRef<ReactCodeMirrorRef>(null);
+  // The label goes on the editable content itself, the element a screen reader lands on.
+  const extensions = useMemo(
+    () => [
+      yaml(),
+      lintGutter(),
+      EditorView.lineWrapping,
+      EditorView.contentAttributes.of({ 'aria-label': props.label }),
+    ],
+    [props.label],
+  );
   useEffect(() => {
     const view = ref.current?.view;
     if (!view) return;
@@ -51,7 +59,6 @@ export function YamlEditor(props: {
         extensions={extensions}
         readOnly={props.readOnly ?? false}
         editable={!props.readOnly}
-        aria-label={props.label}
         basicSetup={{ foldGutter: false, highlightActiveLine: !props.readOnly }}
         onChange={(value) => props.onChange?.(value)}
         minHeight="240px"
