@@ -6,9 +6,12 @@ import { RUN_COLUMNS } from './runs.js';
 type Match = Omit<RunFilter, 'cursor' | 'limit'>;
 
 /**
- * The filter's conditions on `r` (the runs table). Every value is a parameter; an absent filter is a
- * NULL parameter that the planner folds away. A run id prefix becomes an id range and an idempotency key
- * the one run it started, both read by key.
+ * The filter's conditions on `r` (the runs table), only those the filter sets. Connections plan every
+ * statement once, generically (`plan_cache_mode`, see connect.ts): a condition written for every filter
+ * as `$1 IS NULL OR ...` would give all of them one plan, chosen without knowing which filters are set, and
+ * a time range would be read by walking every newer run. Each combination of filters is therefore its own
+ * statement, planned for what it filters on (test: "with a start-time filter, pages go by start time").
+ * A run id prefix becomes an id range; an idempotency key the one run it started, read by key.
  */
 function conditions(sql: Db, f: Match) {
   const range = f.runId === undefined ? null : runIdRange(f.runId);
@@ -18,17 +21,17 @@ function conditions(sql: Db, f: Match) {
       `run_id ${JSON.stringify(f.runId)} is not a run id or the start of one`,
       400,
     );
-  const before = f.startedBefore?.toISOString() ?? null;
-  const after = f.startedAfter?.toISOString() ?? null;
-  return sql`r.namespace = ${f.namespace}
-       AND (${f.status ?? null}::text IS NULL OR r.status = ${f.status ?? null}::text)
-       AND (${f.definition ?? null}::text IS NULL OR r.definition_name = ${f.definition ?? null}::text)
-       AND (${f.version ?? null}::int IS NULL OR r.definition_version = ${f.version ?? null}::int)
-       AND (${before}::timestamptz IS NULL OR r.created_at < ${before}::timestamptz)
-       AND (${after}::timestamptz IS NULL OR r.created_at >= ${after}::timestamptz)
-       AND (${range?.from ?? null}::uuid IS NULL OR r.id BETWEEN ${range?.from ?? null}::uuid AND ${range?.to ?? null}::uuid)
-       AND (${f.idempotencyKey ?? null}::text IS NULL OR r.id = (SELECT k.run_id FROM weft.idempotency_keys k
-             WHERE k.namespace = ${f.namespace} AND k.key = ${f.idempotencyKey ?? null}::text))`;
+  const parts = [sql`r.namespace = ${f.namespace}`];
+  if (f.status !== undefined) parts.push(sql`r.status = ${f.status}`);
+  if (f.definition !== undefined) parts.push(sql`r.definition_name = ${f.definition}`);
+  if (f.version !== undefined) parts.push(sql`r.definition_version = ${f.version}::int`);
+  if (f.startedBefore) parts.push(sql`r.created_at < ${f.startedBefore.toISOString()}::timestamptz`);
+  if (f.startedAfter) parts.push(sql`r.created_at >= ${f.startedAfter.toISOString()}::timestamptz`);
+  if (range) parts.push(sql`r.id BETWEEN ${range.from}::uuid AND ${range.to}::uuid`);
+  if (f.idempotencyKey !== undefined)
+    parts.push(sql`r.id = (SELECT k.run_id FROM weft.idempotency_keys k
+                            WHERE k.namespace = ${f.namespace} AND k.key = ${f.idempotencyKey})`);
+  return parts.reduce((all, part) => sql`${all} AND ${part}`);
 }
 
 /**
@@ -42,17 +45,18 @@ export async function listRuns(sql: Db, filter: RunFilter): Promise<Page<RunReco
   const limit = filter.limit + 1;
   const where = conditions(sql, filter);
   const byTime = filter.startedBefore !== undefined || filter.startedAfter !== undefined;
-  const cursor = filter.cursor ?? null;
+  const cursor = filter.cursor;
+  const after = !cursor
+    ? sql``
+    : byTime
+      ? sql`AND (r.created_at, r.id) < (SELECT c.created_at, c.id FROM weft.runs c WHERE c.id = ${cursor}::uuid)`
+      : sql`AND r.id < ${cursor}::uuid`;
   const rows = byTime
     ? await sql<RunRecord[]>`
-        SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r
-         WHERE ${where}
-           AND (${cursor}::uuid IS NULL OR (r.created_at, r.id) <
-                (SELECT c.created_at, c.id FROM weft.runs c WHERE c.id = ${cursor}::uuid))
+        SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r WHERE ${where} ${after}
          ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit}::int`.execute()
     : await sql<RunRecord[]>`
-        SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r
-         WHERE ${where} AND (${cursor}::uuid IS NULL OR r.id < ${cursor}::uuid)
+        SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r WHERE ${where} ${after}
          ORDER BY r.id DESC LIMIT ${limit}::int`.execute();
   const items = rows.slice(0, filter.limit);
   return { items, next: rows.length > filter.limit ? items[items.length - 1]!.id : null };

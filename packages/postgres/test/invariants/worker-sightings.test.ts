@@ -29,7 +29,10 @@ describe('worker sightings', () => {
       const at = new Date(Date.now() - 1000 + round);
       const forward = batch(names, at);
       const backward = batch([...names].reverse(), at);
-      const shuffled = batch([...names].sort(() => Math.random() - 0.5), at);
+      const shuffled = batch(
+        [...names].sort(() => Math.random() - 0.5),
+        at,
+      );
       const results = await Promise.allSettled([
         servers[0]!.recordWorkers(forward),
         servers[1]!.recordWorkers(backward),
