@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { lazy, Suspense, useEffect, useState } from 'react';
 import { Navigate, NavLink, Route, Routes } from 'react-router';
 import { namespace as savedNamespace, setNamespace } from './api/session.js';
 import { AuthPrompt } from './components/auth-prompt.js';
@@ -8,10 +8,7 @@ import { ThemeToggle } from './components/theme-toggle.js';
 import { NamespaceContext } from './lib/namespace-context.js';
 import { applyTheme, effectiveTheme, savedTheme, type ThemeChoice } from './lib/theme.js';
 import { ThemeContext } from './lib/theme-context.js';
-import { DefinitionPage } from './views/definition-page.js';
 import { DefinitionsPage } from './views/definitions-page.js';
-import { DeployPage } from './views/deploy-page.js';
-import { HumanTaskPage } from './views/human-task-page.js';
 import { InboxPage } from './views/inbox-page.js';
 import { LimitsPage } from './views/limits-page.js';
 import { OutboxPage } from './views/outbox-page.js';
@@ -19,6 +16,15 @@ import { RunPage } from './views/run-page.js';
 import { RunsPage } from './views/runs-page.js';
 import { SchedulesPage } from './views/schedules-page.js';
 import { WorkersPage } from './views/workers-page.js';
+
+// The editor, the diff and the form library load with the pages that use them, not with the console.
+const DefinitionPage = lazy(() =>
+  import('./views/definition-page.js').then((m) => ({ default: m.DefinitionPage })),
+);
+const DeployPage = lazy(() => import('./views/deploy-page.js').then((m) => ({ default: m.DeployPage })));
+const HumanTaskPage = lazy(() =>
+  import('./views/human-task-page.js').then((m) => ({ default: m.HumanTaskPage })),
+);
 
 const SECTIONS = [
   ['/runs', 'Runs'],
@@ -73,21 +79,23 @@ export function App() {
           </div>
         </header>
         <main id="main" tabIndex={-1}>
-          <Routes>
-            <Route path="/" element={<Navigate to="/runs" replace />} />
-            <Route path="/runs" element={<RunsPage />} />
-            <Route path="/runs/:id" element={<RunPage />} />
-            <Route path="/definitions" element={<DefinitionsPage />} />
-            <Route path="/definitions/:name" element={<DefinitionPage />} />
-            <Route path="/deploy" element={<DeployPage />} />
-            <Route path="/inbox" element={<InboxPage />} />
-            <Route path="/inbox/:id" element={<HumanTaskPage />} />
-            <Route path="/outbox" element={<OutboxPage />} />
-            <Route path="/schedules" element={<SchedulesPage />} />
-            <Route path="/limits" element={<LimitsPage />} />
-            <Route path="/workers" element={<WorkersPage />} />
-            <Route path="*" element={<NotFound />} />
-          </Routes>
+          <Suspense fallback={<p aria-busy="true">Loading…</p>}>
+            <Routes>
+              <Route path="/" element={<Navigate to="/runs" replace />} />
+              <Route path="/runs" element={<RunsPage />} />
+              <Route path="/runs/:id" element={<RunPage />} />
+              <Route path="/definitions" element={<DefinitionsPage />} />
+              <Route path="/definitions/:name" element={<DefinitionPage />} />
+              <Route path="/deploy" element={<DeployPage />} />
+              <Route path="/inbox" element={<InboxPage />} />
+              <Route path="/inbox/:id" element={<HumanTaskPage />} />
+              <Route path="/outbox" element={<OutboxPage />} />
+              <Route path="/schedules" element={<SchedulesPage />} />
+              <Route path="/limits" element={<LimitsPage />} />
+              <Route path="/workers" element={<WorkersPage />} />
+              <Route path="*" element={<NotFound />} />
+            </Routes>
+          </Suspense>
         </main>
       </NamespaceContext.Provider>
     </ThemeContext.Provider>

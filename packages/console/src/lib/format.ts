@@ -25,9 +25,12 @@ export function formatDuration(fromIso: string | null | undefined, toIso?: strin
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
-/** The first eight characters of an id, for tables; the full id stays in titles and links. */
+/**
+ * An id shortened for tables: its first eight characters (the start time, in a run id) and its last
+ * four (random, so runs started in the same moment still differ). The full id stays in titles and links.
+ */
 export function shortId(id: string): string {
-  return id.slice(0, 8);
+  return id.length > 16 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id;
 }
 
 /** A milliseconds figure as a duration word ("1 s", "1 min", "1 h"). */

@@ -96,6 +96,7 @@ export function HumanTaskPage() {
             schema={schema}
             validator={validator}
             liveValidate="onChange"
+            noHtml5Validate
             showErrorList="top"
             disabled={!user.trim() || (t.claimed_by !== null && !mine)}
             onSubmit={({ formData }) => {
