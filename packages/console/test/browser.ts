@@ -18,16 +18,24 @@ export function findChromium(): string | null {
   return candidates.find((path) => path && existsSync(path)) ?? null;
 }
 
-/** Why the browser tests cannot run here, or null when they can. */
+const INSTALL =
+  'the browser tests need Chromium: install it (Debian/Ubuntu: `apt-get install chromium`) or set WEFT_CHROMIUM to its path';
+
+/**
+ * Why the browser tests cannot run here (they skip), or null when they can. In CI (`CI` set) they always
+ * run: a missing Chromium fails them there instead of skipping them.
+ */
 export function missingBrowser(): string | null {
-  if (findChromium()) return null;
-  return 'the browser tests need Chromium: install it (Debian/Ubuntu: `apt-get install chromium`) or set WEFT_CHROMIUM to its path';
+  if (findChromium() || process.env.CI) return null;
+  return INSTALL;
 }
 
 /** Starts Chromium headless, with the flags that keep it quiet and working as root in a container. */
 export async function launchBrowser(): Promise<Browser> {
+  const executablePath = findChromium();
+  if (!executablePath) throw new Error(INSTALL);
   return chromium.launch({
-    executablePath: findChromium()!,
+    executablePath,
     args: [
       '--no-sandbox',
       '--headless',
