@@ -8,6 +8,7 @@ import { FolderBlobStore } from '@weft/engine';
 import { type RunningServer, serve } from '@weft/server';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 /** The console's build, made by `npm run build` (which `npm test` runs first). */
 export const CONSOLE_DIST = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
@@ -153,4 +154,12 @@ export function screenshotDir(): string | null {
   const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'images', 'console');
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/**
+ * `expect.poll` with room for a busy machine: pages update within a second or two, and the assertion
+ * waits up to 20 s for them (it passes as soon as the value is right).
+ */
+export function eventually<T>(read: () => Promise<T> | T) {
+  return expect.poll(read, { timeout: 20_000, interval: 100 });
 }

@@ -69,3 +69,11 @@ export function shopWorker(url: string): { worker: Worker; open: () => void } {
   });
   return { worker, open: release };
 }
+
+export const DECISION = `name: decision
+nodes:
+  - { id: ask, task_type: shop.ask }
+  - { id: decide, kind: wait_for_event, event: decision, timeout: 2d }
+edges:
+  - { from: ask, to: decide }
+`;

@@ -2,6 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ConsoleServer,
+  eventually,
   launchBrowser,
   missingBrowser,
   openPage,
@@ -49,14 +50,14 @@ describe.skipIf(missing !== null)('console journeys: the API key', () => {
     await prompt.getByText('This server asks for an API key').waitFor();
     await prompt.getByLabel('API key').fill(KEY);
     await prompt.getByRole('button', { name: 'Use this key' }).click();
-    await expect.poll(() => page.locator('#run-title .badge').textContent()).toBe('running');
-    await expect.poll(() => page.locator('.stream').textContent()).toContain('live');
+    await eventually(() => page.locator('#run-title .badge').textContent()).toBe('running');
+    await eventually(() => page.locator('.stream').textContent()).toContain('live');
     const authorised = seen.filter((s) => s.auth === `Bearer ${KEY}`).map((s) => s.path);
     expect(authorised).toContain(`/v1/runs/${run.body.id}`);
     expect(authorised).toContain(`/v1/runs/${run.body.id}/events`);
     // Kept for the session: a reload asks nothing.
     await page.reload();
-    await expect.poll(() => page.locator('#run-title .badge').textContent()).toBe('running');
+    await eventually(() => page.locator('#run-title .badge').textContent()).toBe('running');
     expect(await page.getByRole('dialog').count()).toBe(0);
     // A wrong key brings the prompt back, saying the key was refused.
     await page.evaluate(`sessionStorage.setItem('weft.apiKey', 'wrong')`);

@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ConsoleServer,
+  eventually,
   launchBrowser,
   missingBrowser,
   openPage,
@@ -50,26 +51,26 @@ describe.skipIf(missing !== null)('console journeys: runs', () => {
     await page.getByRole('button', { name: 'Start', exact: true }).click();
     await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
     const runId = page.url().split('/').pop()!;
-    await expect.poll(() => runStatus(page).textContent()).toBe('running');
-    await expect.poll(() => node(page, 'reserve').getAttribute('aria-label')).toContain('queued');
-    await expect.poll(() => page.locator('.stream').textContent()).toContain('live');
+    await eventually(() => runStatus(page).textContent()).toBe('running');
+    await eventually(() => node(page, 'reserve').getAttribute('aria-label')).toContain('queued');
+    await eventually(() => page.locator('.stream').textContent()).toContain('live');
     // The runs table, open beside it, shows the run running.
     const table = await context.newPage();
     await table.goto(`${t.url}/runs`);
     const row = table.getByRole('row').filter({ has: table.locator(`a[title="${runId}"]`) });
-    await expect.poll(() => row.locator('.badge').textContent()).toBe('running');
+    await eventually(() => row.locator('.badge').textContent()).toBe('running');
     // Nothing is reloaded from here on: a marker set now must survive.
     await page.evaluate('window.stillHere = true');
     const { worker, open } = shopWorker(t.url);
     await worker.start();
     open();
     try {
-      await expect.poll(() => runStatus(page).textContent(), { timeout: 30_000 }).toBe('completed');
+      await eventually(() => runStatus(page).textContent()).toBe('completed');
       for (const id of ['reserve', 'charge', 'notify', 'ship'])
         expect(await node(page, id).getAttribute('aria-label')).toContain('completed');
-      await expect.poll(() => page.locator('.timeline').textContent()).toContain('run.completed');
+      await eventually(() => page.locator('.timeline').textContent()).toContain('run.completed');
       expect(await page.evaluate('window.stillHere')).toBe(true);
-      await expect.poll(() => row.locator('.badge').textContent(), { timeout: 10_000 }).toBe('completed');
+      await eventually(() => row.locator('.badge').textContent()).toBe('completed');
     } finally {
       await worker.stop();
     }
@@ -81,21 +82,21 @@ describe.skipIf(missing !== null)('console journeys: runs', () => {
     const run = await t.call('POST', '/v1/runs', { definition: 'waiting' });
     const { page, context, errors: pageErrors } = await openPage(browser);
     await page.goto(`${t.url}/runs/${run.body.id}`);
-    await expect.poll(() => node(page, 'hold').getAttribute('aria-label')).toContain('running');
+    await eventually(() => node(page, 'hold').getAttribute('aria-label')).toContain('running');
     await page.getByRole('button', { name: 'Pause' }).click();
     const dialog = page.getByRole('dialog', { name: 'Pause this run' });
     await dialog.getByLabel(/Reason/).fill('deploying the warehouse fix');
     await dialog.getByRole('button', { name: 'Confirm: Pause' }).click();
-    await expect.poll(() => runStatus(page).textContent()).toBe('paused');
-    await expect.poll(() => page.locator('.timeline').textContent()).toContain('run.paused');
+    await eventually(() => runStatus(page).textContent()).toBe('paused');
+    await eventually(() => page.locator('.timeline').textContent()).toContain('run.paused');
     expect(await page.locator('.timeline').textContent()).toContain('deploying the warehouse fix');
     await page.getByRole('button', { name: 'Resume' }).click();
     await page
       .getByRole('dialog', { name: 'Resume this run' })
       .getByRole('button', { name: 'Confirm: Resume' })
       .click();
-    await expect.poll(() => runStatus(page).textContent()).toBe('running');
-    await expect.poll(() => page.locator('.timeline').textContent()).toContain('run.resumed');
+    await eventually(() => runStatus(page).textContent()).toBe('running');
+    await eventually(() => page.locator('.timeline').textContent()).toContain('run.resumed');
     expect((await t.call('GET', `/v1/runs/${run.body.id}`)).body.status).toBe('running');
     errors.push(...pageErrors);
     await context.close();
@@ -116,12 +117,10 @@ describe.skipIf(missing !== null)('console journeys: runs', () => {
       const dialog = page.getByRole('dialog', { name: 'Rerun from charge' });
       await dialog.getByLabel(/Reason/).fill('the charge used a stale rate');
       await dialog.getByRole('button', { name: 'Confirm: Rerun from here' }).click();
-      await expect
-        .poll(() => page.locator('.timeline').textContent(), { timeout: 30_000 })
-        .toContain('run.rerun');
-      await expect.poll(() => runStatus(page).textContent(), { timeout: 30_000 }).toBe('completed');
+      await eventually(() => page.locator('.timeline').textContent()).toContain('run.rerun');
+      await eventually(() => runStatus(page).textContent()).toBe('completed');
       // charge ran twice; reserve, before it, kept its single attempt.
-      await expect.poll(() => node(page, 'charge').getAttribute('aria-label')).toContain('2 attempts');
+      await eventually(() => node(page, 'charge').getAttribute('aria-label')).toContain('2 attempts');
       expect(await node(page, 'reserve').getAttribute('aria-label')).not.toContain('attempts');
       errors.push(...pageErrors);
       await context.close();
@@ -149,13 +148,13 @@ describe.skipIf(missing !== null)('console journeys: runs', () => {
       await route.continue();
     });
     await page.goto(`${t.url}/runs/${run.body.id}`);
-    await expect
-      .poll(() => page.locator('.timeline tbody tr').count(), { timeout: 20_000 })
-      .toBe(first.length);
+    await page
+      .locator('.timeline tbody tr')
+      .nth(first.length - 1)
+      .waitFor();
+    expect(await page.locator('.timeline tbody tr').count()).toBe(first.length);
     await t.call('POST', `/v1/runs/${run.body.id}/cancel`, { reason: 'checking the stream' });
-    await expect
-      .poll(() => page.locator('.timeline').textContent(), { timeout: 20_000 })
-      .toContain('checking the stream');
+    await eventually(() => page.locator('.timeline').textContent()).toContain('checking the stream');
     expect(resumedFrom[0]).toBe(String(first[0].seq));
     const seqs = await page.locator('.timeline tbody tr td:first-child').allTextContents();
     const all = (await t.call('GET', `/v1/runs/${run.body.id}/history`)).body.events.map((e: any) =>

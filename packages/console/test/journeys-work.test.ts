@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ConsoleServer,
+  eventually,
   launchBrowser,
   missingBrowser,
   openPage,
@@ -59,7 +60,7 @@ describe.skipIf(missing !== null)('console journeys: people and machines', () =>
       await page.getByLabel('Your name').fill('ann');
       await page.getByRole('button', { name: 'Claim' }).click();
       await page.getByRole('status').filter({ hasText: 'Claimed.' }).waitFor();
-      await expect.poll(async () => (await t.call('GET', '/v1/inbox')).body.items[0]?.claimed_by).toBe('ann');
+      await eventually(async () => (await t.call('GET', '/v1/inbox')).body.items[0]?.claimed_by).toBe('ann');
       // Too short a note: the form says so and sends nothing.
       await page.getByLabel('Note').fill('ok');
       await page.getByRole('button', { name: 'Submit answer' }).click();
@@ -89,12 +90,12 @@ describe.skipIf(missing !== null)('console journeys: people and machines', () =>
     const { page, context, errors: pageErrors } = await openPage(browser);
     await page.goto(`${t.url}/outbox`);
     const backlog = page.getByRole('table', { name: 'Backlog per destination' });
-    await expect
-      .poll(() => backlog.getByRole('row').filter({ hasText: 'sink:audit' }).textContent())
-      .toContain('sink:audit');
+    await eventually(() =>
+      backlog.getByRole('row').filter({ hasText: 'sink:audit' }).textContent(),
+    ).toContain('sink:audit');
     await page.getByRole('button', { name: `Inspect dead letter ${dead.id}` }).click();
     const inspect = page.getByRole('dialog', { name: `Dead letter ${dead.id}` });
-    await expect.poll(() => inspect.textContent()).toContain('A-17');
+    await eventually(() => inspect.textContent()).toContain('A-17');
     expect(await inspect.textContent()).toContain('503');
     await inspect.getByRole('button', { name: 'Close' }).click();
     t.receiver.accept = true;
@@ -130,10 +131,10 @@ describe.skipIf(missing !== null)('console journeys: people and machines', () =>
     await problems.getByRole('button', { name: 'line 6' }).waitFor();
     expect(await problems.textContent()).toContain('sned');
     // The editor marks line 6 itself: the underlined range and a marker in the gutter.
-    await expect.poll(() => page.locator('.cm-lintRange-error').textContent()).toContain('to: sned');
+    await eventually(() => page.locator('.cm-lintRange-error').textContent()).toContain('to: sned');
     expect(await page.locator('.cm-lint-marker-error').count()).toBe(1);
     await problems.getByRole('button', { name: 'line 6' }).click();
-    await expect.poll(() => page.locator('.cm-activeLine').textContent()).toContain('sned');
+    await eventually(() => page.locator('.cm-activeLine').textContent()).toContain('sned');
     expect((await t.call('GET', '/v1/definitions/shipping')).status).toBe(404);
     await typeInEditor(page, broken.replace('sned', 'send'));
     await page.getByRole('button', { name: 'Deploy' }).click();
@@ -173,7 +174,7 @@ describe.skipIf(missing !== null)('console journeys: people and machines', () =>
     await page.keyboard.press('Enter');
     await page.getByRole('dialog', { name: 'Pause this run' }).waitFor();
     await page.keyboard.press('Escape');
-    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    await eventually(() => page.getByRole('dialog').count()).toBe(0);
     expect(await page.evaluate('document.activeElement.textContent')).toBe('Pause');
     // The accessibility tree: named landmarks, and no button, link or field without a name.
     for (const path of [

@@ -40,17 +40,17 @@ export function useRunEvents(
       if (seen.has(event.seq)) return;
       seen.set(event.seq, event);
       pending.push(event);
-      // Events arrive in bursts: show them once a frame, not once each.
-      flush ??= requestAnimationFrame(() => {
+      // Events arrive in bursts: show them together, every 50 ms at most, not once each.
+      flush ??= window.setTimeout(() => {
         flush = null;
         const batch = pending;
         pending = [];
         setEvents((old) => [...old, ...batch].sort((a, b) => a.seq - b.seq));
-      });
+      }, 50);
     };
     return () => {
       source.close();
-      if (flush !== null) cancelAnimationFrame(flush);
+      if (flush !== null) clearTimeout(flush);
     };
   }, [runId, generation]);
   return { events, state };
