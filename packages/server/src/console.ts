@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /**
@@ -26,7 +25,8 @@ export function consoleAssetsDir(): string | null {
  * build shows at once.
  */
 export function serveConsole(app: FastifyInstance, dir: string): void {
-  app.register(fastifyStatic, {
+  // Loaded with the server, not with every command of the CLI that imports this package.
+  app.register(import('@fastify/static'), {
     root: dir,
     prefix: '/',
     wildcard: false,

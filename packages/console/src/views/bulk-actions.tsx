@@ -22,6 +22,33 @@ function bulkFilter(filters: RunFilters): Record<string, string | number> {
   return out;
 }
 
+/** Runs an action over every matching run, a batch per call, reporting progress after each batch. */
+async function runBulk(
+  action: Action,
+  filters: RunFilters,
+  reason: string,
+  onProgress: (p: Progress) => void,
+): Promise<void> {
+  let cursor: string | undefined;
+  let done = 0;
+  let refused = 0;
+  onProgress({ done, refused, finished: false });
+  do {
+    const batch = await api.bulk({
+      action,
+      filter: bulkFilter(filters),
+      by: 'console',
+      batch_size: 200,
+      ...(reason ? { reason } : {}),
+      ...(cursor ? { cursor } : {}),
+    });
+    done += batch.done;
+    refused += batch.refused;
+    cursor = batch.next_cursor ?? undefined;
+    onProgress({ done, refused, finished: !cursor });
+  } while (cursor);
+}
+
 /**
  * Cancel, terminate or retry every run the filters match. The dialog first shows how many runs match
  * (counted by the server, nothing done yet), then asks for a reason; confirming runs the action batch
@@ -32,7 +59,6 @@ export function BulkActions(props: { filters: RunFilters }) {
   const queries = useQueryClient();
   const [action, setAction] = useState<Action | null>(null);
   const [count, setCount] = useState<{ count: number; capped: boolean } | null>(null);
-  const [reason, setReason] = useState('');
   const [progress, setProgress] = useState<Progress | null>(null);
   const [error, setError] = useState<unknown>(null);
   const open = async (chosen: Action) => {
@@ -40,41 +66,17 @@ export function BulkActions(props: { filters: RunFilters }) {
     setCount(null);
     setProgress(null);
     setError(null);
-    setReason('');
     try {
       setCount(await api.countRuns(props.filters));
     } catch (e) {
       setError(e);
     }
   };
-  const run = async () => {
+  const act = async (reason: string) => {
     if (!action) return;
-    let cursor: string | undefined;
-    let done = 0;
-    let refused = 0;
-    setProgress({ done, refused, finished: false });
-    try {
-      do {
-        const batch = await api.bulk({
-          action,
-          filter: bulkFilter(props.filters),
-          by: 'console',
-          batch_size: 200,
-          ...(reason ? { reason } : {}),
-          ...(cursor ? { cursor } : {}),
-        });
-        done += batch.done;
-        refused += batch.refused;
-        setProgress({ done, refused, finished: false });
-        cursor = batch.next_cursor ?? undefined;
-      } while (cursor);
-      setProgress({ done, refused, finished: true });
-    } catch (e) {
-      setError(e);
-    }
+    await runBulk(action, props.filters, reason, setProgress).catch(setError);
     void queries.invalidateQueries({ queryKey: ['runs', ns] });
   };
-  const needsReason = action === 'terminate' && reason.trim() === '';
   return (
     <fieldset className="bulk">
       <legend className="visually-hidden">Bulk actions on the runs the filters match</legend>
@@ -85,48 +87,67 @@ export function BulkActions(props: { filters: RunFilters }) {
         </button>
       ))}
       <Dialog open={action !== null} title={`${action ?? ''} matching runs`} onClose={() => setAction(null)}>
-        {count === null && !error && <p>Counting the runs that match…</p>}
-        {count && (
-          <p className="dry-run" aria-live="polite">
-            <strong>
-              {count.count.toLocaleString()}
-              {count.capped ? '+' : ''}
-            </strong>{' '}
-            run(s) match the filters
-            {action === 'retry' ? ' (only failed, cancelled and terminated ones can be retried)' : ''}.
-            Nothing has been done yet.
-          </p>
+        {action && (
+          <BulkConfirm
+            action={action}
+            count={count}
+            progress={progress}
+            error={error}
+            onConfirm={act}
+            onClose={() => setAction(null)}
+          />
         )}
-        <label>
-          Reason {action === 'terminate' ? '(required)' : '(optional)'}
-          <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={2} />
-        </label>
-        {progress && (
-          <p aria-live="polite">
-            {progress.finished ? 'Finished' : 'Working'}: {progress.done} done, {progress.refused} refused.
-          </p>
-        )}
-        <ErrorNote error={error} />
-        <div className="actions">
-          <button
-            type="button"
-            className="danger"
-            disabled={
-              !count ||
-              count.count === 0 ||
-              needsReason ||
-              (progress !== null && !progress.finished) ||
-              progress?.finished
-            }
-            onClick={() => void run()}
-          >
-            {action} {count ? `${count.count.toLocaleString()}${count.capped ? '+' : ''} run(s)` : ''}
-          </button>
-          <button type="button" className="secondary" onClick={() => setAction(null)}>
-            Close
-          </button>
-        </div>
       </Dialog>
     </fieldset>
+  );
+}
+
+function BulkConfirm(props: {
+  action: Action;
+  count: { count: number; capped: boolean } | null;
+  progress: Progress | null;
+  error: unknown;
+  onConfirm: (reason: string) => Promise<void>;
+  onClose: () => void;
+}) {
+  const [reason, setReason] = useState('');
+  const { action, count, progress } = props;
+  const shown = count ? `${count.count.toLocaleString()}${count.capped ? '+' : ''}` : '';
+  const blocked =
+    !count || count.count === 0 || (action === 'terminate' && reason.trim() === '') || progress !== null;
+  return (
+    <>
+      {count === null && !props.error && <p>Counting the runs that match…</p>}
+      {count && (
+        <p className="dry-run" aria-live="polite">
+          <strong>{shown}</strong> run(s) match the filters
+          {action === 'retry' ? ' (only failed, cancelled and terminated ones can be retried)' : ''}. Nothing
+          has been done yet.
+        </p>
+      )}
+      <label>
+        Reason {action === 'terminate' ? '(required)' : '(optional)'}
+        <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={2} />
+      </label>
+      {progress && (
+        <p aria-live="polite">
+          {progress.finished ? 'Finished' : 'Working'}: {progress.done} done, {progress.refused} refused.
+        </p>
+      )}
+      <ErrorNote error={props.error} />
+      <div className="actions">
+        <button
+          type="button"
+          className="danger"
+          disabled={blocked}
+          onClick={() => void props.onConfirm(reason.trim())}
+        >
+          {action} {shown ? `${shown} run(s)` : ''}
+        </button>
+        <button type="button" className="secondary" onClick={props.onClose}>
+          Close
+        </button>
+      </div>
+    </>
   );
 }

@@ -89,23 +89,29 @@ export function DeployPage() {
       </div>
       {message && <p role="status">{message}</p>}
       <ErrorNote error={error} what="Could not deploy" />
-      {problems.length > 0 && (
-        <section aria-labelledby="problems-title" className="problems" role="alert">
-          <h2 id="problems-title">
-            {problems.length} problem{problems.length === 1 ? '' : 's'}
-          </h2>
-          <ul>
-            {problems.map((p) => (
-              <li key={`${p.line}:${p.path}:${p.message}`}>
-                <button type="button" className="link" onClick={() => setGoTo({ line: p.line })}>
-                  line {p.line}
-                </button>
-                {p.node ? ` (node ${p.node})` : ''}: {p.message}
-              </li>
-            ))}
-          </ul>
-        </section>
-      )}
+      <ProblemList problems={problems} onLine={(line) => setGoTo({ line })} />
+    </section>
+  );
+}
+
+/** The problems the server found, each with a button that moves the editor's cursor to its line. */
+function ProblemList(props: { problems: DefinitionProblem[]; onLine: (line: number) => void }) {
+  if (props.problems.length === 0) return null;
+  return (
+    <section aria-labelledby="problems-title" className="problems" role="alert">
+      <h2 id="problems-title">
+        {props.problems.length} problem{props.problems.length === 1 ? '' : 's'}
+      </h2>
+      <ul>
+        {props.problems.map((p) => (
+          <li key={`${p.line}:${p.path}:${p.message}`}>
+            <button type="button" className="link" onClick={() => props.onLine(p.line)}>
+              line {p.line}
+            </button>
+            {p.node ? ` (node ${p.node})` : ''}: {p.message}
+          </li>
+        ))}
+      </ul>
     </section>
   );
 }

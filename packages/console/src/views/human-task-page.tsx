@@ -1,16 +1,13 @@
-import Form from '@rjsf/core';
-import type { RJSFSchema } from '@rjsf/utils';
-import validator from '@rjsf/validator-ajv8';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api } from '../api/endpoints.js';
-import type { Json } from '../api/types.js';
+import type { HumanTask } from '../api/types.js';
 import { ErrorNote } from '../components/error-note.js';
 import { JsonView } from '../components/json-view.js';
 import { formatTime, shortId } from '../lib/format.js';
 import { useNamespace } from '../lib/namespace-context.js';
-import { setUserName, userName } from '../lib/user.js';
+import { AnswerForm } from './answer-form.js';
 
 /**
  * One human task: what it is about, its claim, and the answer form generated from the task's JSON
@@ -21,7 +18,6 @@ export function HumanTaskPage() {
   const ns = useNamespace();
   const queries = useQueryClient();
   const task = useQuery({ queryKey: ['human-task', ns, id], queryFn: () => api.humanTask(id) });
-  const [user, setUser] = useState(userName());
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<string | null>(null);
   const act = async (fn: () => Promise<unknown>, what: string) => {
@@ -39,78 +35,14 @@ export function HumanTaskPage() {
   if (task.error) return <ErrorNote error={task.error} what={`Human task ${id}`} />;
   const t = task.data;
   if (!t) return <p aria-busy="true">Loading the task…</p>;
-  const mine = t.claimed_by !== null && t.claimed_by === user;
-  const schema = (t.form && typeof t.form === 'object' ? t.form : { type: 'object' }) as RJSFSchema;
   return (
     <article aria-labelledby="task-title">
       <h1 id="task-title">{t.title}</h1>
       {t.description && <p>{t.description}</p>}
-      <dl className="facts">
-        <dt>State</dt>
-        <dd>{t.state}</dd>
-        <dt>Run</dt>
-        <dd>
-          <Link to={`/runs/${t.run_id}`} className="mono">
-            {shortId(t.run_id)}
-          </Link>{' '}
-          ({t.definition}, node {t.node_id})
-        </dd>
-        <dt>For</dt>
-        <dd>{t.assignees.join(', ') || 'anyone'}</dd>
-        <dt>Claimed by</dt>
-        <dd>{t.claimed_by ?? 'nobody'}</dd>
-        <dt>Due</dt>
-        <dd>{formatTime(t.deadline_at)}</dd>
-      </dl>
+      <TaskFacts task={t} />
       <h2>What the task is about</h2>
       <JsonView value={t.input} label="Task input" />
-      {t.state === 'open' && (
-        <section aria-labelledby="answer-title" className="panel">
-          <h2 id="answer-title">Answer</h2>
-          <label>
-            Your name
-            <input value={user} onChange={(e) => setUser(e.target.value)} onBlur={() => setUserName(user)} />
-          </label>
-          <div className="actions">
-            {!mine && (
-              <button
-                type="button"
-                className="secondary"
-                disabled={!user.trim()}
-                onClick={() => void act(() => api.claim(id, user.trim()), 'Claimed.')}
-              >
-                Claim
-              </button>
-            )}
-            {mine && (
-              <button
-                type="button"
-                className="secondary"
-                onClick={() => void act(() => api.release(id, user.trim()), 'Released.')}
-              >
-                Release
-              </button>
-            )}
-          </div>
-          <Form
-            schema={schema}
-            validator={validator}
-            liveValidate="onChange"
-            noHtml5Validate
-            showErrorList="top"
-            disabled={!user.trim() || (t.claimed_by !== null && !mine)}
-            onSubmit={({ formData }) => {
-              setUserName(user);
-              void act(
-                () => api.complete(id, user.trim(), (formData ?? null) as Json),
-                'Answer sent: the run goes on.',
-              );
-            }}
-          >
-            <button type="submit">Submit answer</button>
-          </Form>
-        </section>
-      )}
+      {t.state === 'open' && <AnswerForm task={t} act={act} />}
       {t.state === 'completed' && (
         <>
           <h2>Answer by {t.completed_by}</h2>
@@ -120,5 +52,28 @@ export function HumanTaskPage() {
       {done && <p role="status">{done}</p>}
       <ErrorNote error={error} />
     </article>
+  );
+}
+
+function TaskFacts(props: { task: HumanTask }) {
+  const t = props.task;
+  return (
+    <dl className="facts">
+      <dt>State</dt>
+      <dd>{t.state}</dd>
+      <dt>Run</dt>
+      <dd>
+        <Link to={`/runs/${t.run_id}`} className="mono" title={t.run_id}>
+          {shortId(t.run_id)}
+        </Link>{' '}
+        ({t.definition}, node {t.node_id})
+      </dd>
+      <dt>For</dt>
+      <dd>{t.assignees.join(', ') || 'anyone'}</dd>
+      <dt>Claimed by</dt>
+      <dd>{t.claimed_by ?? 'nobody'}</dd>
+      <dt>Due</dt>
+      <dd>{formatTime(t.deadline_at)}</dd>
+    </dl>
   );
 }

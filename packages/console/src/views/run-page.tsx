@@ -36,13 +36,7 @@ export function RunPage() {
   const generation = useSyncExternalStore(onSessionChange, sessionVersion);
   const { events, state } = useRunEvents(id, generation);
   useRefreshOn(events.length, () => void queries.invalidateQueries({ queryKey: ['run', ns, id] }));
-  const [scope, setScope] = useState<Scope[]>([]);
-  const [chosen, setChosen] = useState<string | null>(null);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: another run opened on the same page starts at its top level
-  useEffect(() => {
-    setScope([]);
-    setChosen(null);
-  }, [id]);
+  const { scope, setScope, chosen, setChosen } = useGraphPlace(id);
   const instances = useMemo(() => nodeInstances(run.data?.tasks ?? []), [run.data]);
   const refresh = () => void queries.invalidateQueries({ queryKey: ['run', ns, id] });
   if (run.error) return <ErrorNote error={run.error} what={`Run ${id}`} />;
@@ -179,4 +173,16 @@ function useRefreshOn(count: number, refresh: () => void) {
     }, wait);
   }, [count]);
   useEffect(() => () => void (timer.current !== null && clearTimeout(timer.current)), []);
+}
+
+/** Where the graph is opened (top level, or a loop's pass or a map's item) and the node chosen there. */
+function useGraphPlace(runId: string) {
+  const [scope, setScope] = useState<Scope[]>([]);
+  const [chosen, setChosen] = useState<string | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: another run opened on the same page starts at its top level
+  useEffect(() => {
+    setScope([]);
+    setChosen(null);
+  }, [runId]);
+  return { scope, setScope, chosen, setChosen };
 }

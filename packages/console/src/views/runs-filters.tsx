@@ -42,28 +42,7 @@ export function RunsFilters(props: { value: RunFilters; onApply: (filters: RunFi
   };
   return (
     <form className="filters" onSubmit={submit} aria-label="Filter runs">
-      <label>
-        Definition
-        <select value={draft.definition ?? ''} onChange={(e) => set('definition', e.target.value)}>
-          <option value="">any</option>
-          {(definitions.data?.items ?? []).map((d) => (
-            <option key={d.name} value={d.name}>
-              {d.name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Version
-        <input
-          type="number"
-          min={1}
-          inputMode="numeric"
-          value={draft.version ?? ''}
-          disabled={!draft.definition}
-          onChange={(e) => set('version', e.target.value)}
-        />
-      </label>
+      <DefinitionFields draft={draft} set={set} names={(definitions.data?.items ?? []).map((d) => d.name)} />
       <label>
         Status
         <select value={draft.status ?? ''} onChange={(e) => set('status', e.target.value)}>
@@ -75,22 +54,16 @@ export function RunsFilters(props: { value: RunFilters; onApply: (filters: RunFi
           ))}
         </select>
       </label>
-      <label>
-        Started after
-        <input
-          type="datetime-local"
-          value={toLocal(draft.started_after)}
-          onChange={(e) => set('started_after', toIso(e.target.value))}
-        />
-      </label>
-      <label>
-        Started before
-        <input
-          type="datetime-local"
-          value={toLocal(draft.started_before)}
-          onChange={(e) => set('started_before', toIso(e.target.value))}
-        />
-      </label>
+      <TimeField
+        label="Started after"
+        value={draft.started_after}
+        onChange={(v) => set('started_after', v)}
+      />
+      <TimeField
+        label="Started before"
+        value={draft.started_before}
+        onChange={(v) => set('started_before', v)}
+      />
       <label>
         Run id
         <input
@@ -122,5 +95,60 @@ export function RunsFilters(props: { value: RunFilters; onApply: (filters: RunFi
         </button>
       </div>
     </form>
+  );
+}
+
+/** A local date and time, given and taken as an ISO time. */
+function TimeField(props: {
+  label: string;
+  value: string | undefined;
+  onChange: (iso: string | undefined) => void;
+}) {
+  return (
+    <label>
+      {props.label}
+      <input
+        type="datetime-local"
+        value={toLocal(props.value)}
+        onChange={(e) => props.onChange(toIso(e.target.value))}
+      />
+    </label>
+  );
+}
+
+/** The definition and, with one, its version. */
+function DefinitionFields(props: {
+  draft: RunFilters;
+  set: (field: keyof RunFilters, value: string | undefined) => void;
+  names: string[];
+}) {
+  return (
+    <>
+      <label>
+        Definition
+        <select
+          value={props.draft.definition ?? ''}
+          onChange={(e) => props.set('definition', e.target.value)}
+        >
+          <option value="">any</option>
+          {props.names.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Version
+        <input
+          type="number"
+          min={1}
+          inputMode="numeric"
+          value={props.draft.version ?? ''}
+          disabled={!props.draft.definition}
+          onChange={(e) => props.set('version', e.target.value)}
+        />
+      </label>
+    </>
   );
 }

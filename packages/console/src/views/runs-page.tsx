@@ -2,6 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api, type RunFilters } from '../api/endpoints.js';
+import type { Run } from '../api/types.js';
 import { ErrorNote } from '../components/error-note.js';
 import { StatusBadge } from '../components/status-badge.js';
 import { formatDuration, formatTime, shortId } from '../lib/format.js';
@@ -57,41 +58,7 @@ export function RunsPage() {
       </div>
       <RunsFilters key={params.toString()} value={filters} onApply={apply} />
       <ErrorNote error={page.error} what="Could not list runs" />
-      <table className="grid">
-        <caption className="visually-hidden">Runs, newest first; statuses update every two seconds</caption>
-        <thead>
-          <tr>
-            <th scope="col">Run</th>
-            <th scope="col">Definition</th>
-            <th scope="col">Status</th>
-            <th scope="col">Started</th>
-            <th scope="col" className="wide-only">
-              Took
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {(page.data?.items ?? []).map((run) => (
-            <tr key={run.id}>
-              <td>
-                <Link to={`/runs/${run.id}`} title={run.id} className="mono">
-                  {shortId(run.id)}
-                </Link>
-              </td>
-              <td>
-                {run.definition} <span className="muted">v{run.version}</span>
-              </td>
-              <td>
-                <StatusBadge status={run.status} />
-              </td>
-              <td>{formatTime(run.created_at)}</td>
-              <td className="wide-only">
-                {run.finished_at ? formatDuration(run.created_at, run.finished_at) : '…'}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <RunsTable runs={page.data?.items} />
       {page.data && page.data.items.length === 0 && <p className="empty">No run matches these filters.</p>}
       <nav className="pager" aria-label="Pages of runs">
         <button
@@ -112,5 +79,45 @@ export function RunsPage() {
         </button>
       </nav>
     </section>
+  );
+}
+
+function RunsTable(props: { runs: Run[] | undefined }) {
+  return (
+    <table className="grid">
+      <caption className="visually-hidden">Runs, newest first; statuses update every two seconds</caption>
+      <thead>
+        <tr>
+          <th scope="col">Run</th>
+          <th scope="col">Definition</th>
+          <th scope="col">Status</th>
+          <th scope="col">Started</th>
+          <th scope="col" className="wide-only">
+            Took
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {(props.runs ?? []).map((run) => (
+          <tr key={run.id}>
+            <td>
+              <Link to={`/runs/${run.id}`} title={run.id} className="mono">
+                {shortId(run.id)}
+              </Link>
+            </td>
+            <td>
+              {run.definition} <span className="muted">v{run.version}</span>
+            </td>
+            <td>
+              <StatusBadge status={run.status} />
+            </td>
+            <td>{formatTime(run.created_at)}</td>
+            <td className="wide-only">
+              {run.finished_at ? formatDuration(run.created_at, run.finished_at) : '…'}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
