@@ -1,10 +1,5 @@
-import {
-  type HumanTaskRecord,
-  type LimitUsage,
-  nextTime,
-  type ScheduleRecord,
-  type SweeperStats,
-} from '@weft/engine';
+import type { HumanTaskRecord, LimitUsage, ScheduleRecord, SweeperStats } from '@weft/engine';
+import { nextTime } from '@weft/engine/internal';
 
 /** Limits, human tasks, schedules and sweeper figures as the API shows them (snake_case JSON). */
 

@@ -1,5 +1,6 @@
 import { type RunStatus, WeftError } from '@weft/core';
-import { type Engine, isUuid, type RunFilter, runIdRange } from '@weft/engine';
+import { type Engine, type RunFilter, runIdRange } from '@weft/engine';
+import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { runJson } from '../wire.js';

@@ -1,4 +1,4 @@
-import { uuidv7 } from '@weft/engine';
+import { uuidv7 } from '@weft/engine/internal';
 import { describe, expect, it } from 'vitest';
 import { deploy, type Fixture, freshNamespace, insertRun, newRun, sleep } from './store-fixtures.js';
 
