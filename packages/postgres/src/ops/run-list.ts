@@ -10,7 +10,8 @@ type Match = Omit<RunFilter, 'cursor' | 'limit'>;
  * statement once, generically (`plan_cache_mode`, see connect.ts): a condition written for every filter
  * as `$1 IS NULL OR ...` would give all of them one plan, chosen without knowing which filters are set, and
  * a time range would be read by walking every newer run. Each combination of filters is therefore its own
- * statement, planned for what it filters on (test: "with a start-time filter, pages go by start time and cover every matching run once").
+ * statement, planned for what it filters on (tests: "first page, %s: reads about a page, not the table",
+ * and "with a start-time filter, pages go by start time and cover every matching run once").
  * A run id prefix becomes an id range; an idempotency key the one run it started, read by key.
  */
 function conditions(sql: Db, f: Match) {
