@@ -80,11 +80,14 @@ export function RunPage() {
             onDone={refresh}
           />
         )}
-        {graph &&
-          state !== 'closed' &&
-          !['completed', 'failed', 'cancelled', 'terminated'].includes(run.data.status) && (
-            <SignalForm runId={id} names={signalNames(graph.nodes)} onSent={refresh} />
-          )}
+        {graph && (
+          <SignalForm
+            runId={id}
+            names={signalNames(graph.nodes)}
+            finished={['completed', 'failed', 'cancelled', 'terminated'].includes(run.data.status)}
+            onSent={refresh}
+          />
+        )}
       </div>
       <Timeline events={events} onNode={onNode} />
     </article>

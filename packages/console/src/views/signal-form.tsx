@@ -16,8 +16,11 @@ export function signalNames(nodes: readonly GraphNode[]): string[] {
   return [...out].sort();
 }
 
-/** Sends a signal to the run: a name its definition waits for, JSON data and an optional correlation key. */
-export function SignalForm(props: { runId: string; names: string[]; onSent: () => void }) {
+/**
+ * Sends a signal to the run: a name its definition waits for, JSON data and an optional correlation key.
+ * It stays on the page once the run has finished (sending then disabled), so the last answer stays shown.
+ */
+export function SignalForm(props: { runId: string; names: string[]; finished: boolean; onSent: () => void }) {
   const [name, setName] = useState(props.names[0] ?? '');
   const [data, setData] = useState('{}');
   const [correlation, setCorrelation] = useState('');
@@ -66,7 +69,10 @@ export function SignalForm(props: { runId: string; names: string[]; onSent: () =
         Correlation key (optional)
         <input value={correlation} onChange={(e) => setCorrelation(e.target.value)} />
       </label>
-      <button type="submit">Send signal</button>
+      <button type="submit" disabled={props.finished}>
+        Send signal
+      </button>
+      {props.finished && <p className="muted">The run has finished: it takes no more signals.</p>}
       {result && <p role="status">Signal {result}.</p>}
       <ErrorNote error={error} />
     </form>
