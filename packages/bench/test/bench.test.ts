@@ -78,4 +78,39 @@ describe('npm run bench', () => {
     expect(stdout).toMatch(/W2 floor few/);
     expect(stdout).toMatch(/CPU ms\/step srv\/wrk\/pg in the latency phases/);
   }, 300_000);
+
+  it('--list seeds finished runs and measures every list call of the console', async () => {
+    const out = await mkdtemp(join(tmpdir(), 'weft-bench-list-'));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        MAIN,
+        '--list',
+        '--list-runs',
+        '3000',
+        '--list-samples',
+        '3',
+        '--database-url',
+        process.env.WEFT_TEST_ADMIN_URL!,
+        '--db-name',
+        `${process.env.WEFT_TEST_PREFIX}_bench`,
+        '--out',
+        out,
+      ],
+      { timeout: 200_000 },
+    );
+    expect(stdout).toMatch(/Runs list over HTTP, 3,000 finished runs/);
+    const file = /results: (.+\.json)/.exec(stdout)![1]!;
+    const results = JSON.parse(await readFile(file, 'utf8'));
+    const by = Object.fromEntries(results.results.map((r: { name: string }) => [r.name, r]));
+    expect(by['no filter'].items).toBe(50);
+    expect(by['next page (cursor)'].items).toBe(50);
+    expect(by['run id (whole)'].items).toBe(1);
+    // Every filter finds rows in the seeded month (3% of 3,000 runs terminated is 30: a short page).
+    expect(by['status=terminated (1%)'].items).toBe(30);
+    for (const r of results.results) {
+      expect(r.items, r.name).toBeGreaterThan(0);
+      expect(r.p99Ms, r.name).toBeGreaterThanOrEqual(r.p50Ms);
+    }
+  }, 240_000);
 });

@@ -94,6 +94,11 @@ function registerLocalCommands(program: Command, env: NodeJS.ProcessEnv): void {
     .option('--workers <n>', 'worker processes', positiveInt, 2)
     .option('--data <dir>', 'where the embedded PostgreSQL keeps its data', '.weft/demo')
     .option('--database-url <url>', 'use this PostgreSQL instead of the embedded one', env.DATABASE_URL)
+    .option(
+      '--stay',
+      'keep the server and its web console up after the summary, until Ctrl-C (default in a terminal)',
+    )
+    .option('--no-stay', 'stop once the summary is printed (default when the output is not a terminal)')
     .action((o) => demoCommand(o));
   serverOptions(
     program

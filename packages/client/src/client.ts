@@ -1,5 +1,6 @@
 import { ApiClient } from './api-client.js';
 import type { HumanTask, Limit, Schedule, ScheduleSpec, SweeperStats } from './flow-types.js';
+import type { OutboxBacklog, RunListFilter, Validation, WorkerSeen } from './operator-types.js';
 import type {
   Asking,
   BulkAnswer,
@@ -161,20 +162,34 @@ export class WeftClient extends ApiClient {
   }
 
   listRuns(
-    filter: {
-      status?: RunStatus;
-      definition?: string;
-      version?: number;
-      started_before?: string;
-      started_after?: string;
-      cursor?: string;
-      limit?: number;
-    } = {},
+    filter: RunListFilter & { status?: RunStatus; cursor?: string; limit?: number } = {},
   ): Promise<{ items: Run[]; next_cursor: string | null }> {
-    const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(filter)) if (v !== undefined) q.set(k, String(v));
-    const qs = q.toString();
-    return this.call('GET', `/v1/runs${qs ? `?${qs}` : ''}`);
+    return this.call('GET', `/v1/runs${query(filter)}`);
+  }
+
+  /** How many runs match (up to 100,000; `capped` says the count stopped there). */
+  countRuns(filter: RunListFilter = {}): Promise<{ count: number; capped: boolean }> {
+    return this.call('GET', `/v1/runs/count${query(filter)}`);
+  }
+
+  /** Namespaces with something deployed. */
+  listNamespaces(): Promise<{ items: string[] }> {
+    return this.call('GET', '/v1/namespaces');
+  }
+
+  /** Workers seen asking for tasks within `withinMs` (10 minutes by default). */
+  listWorkers(withinMs?: number): Promise<{ items: WorkerSeen[]; seen_within_ms: number }> {
+    return this.call('GET', `/v1/workers${query({ within_ms: withinMs })}`);
+  }
+
+  /** The outbox backlog per destination. */
+  outboxBacklog(): Promise<{ items: OutboxBacklog[] }> {
+    return this.call('GET', '/v1/outbox');
+  }
+
+  /** Checks a definition's YAML without deploying it. */
+  validate(yaml: string): Promise<Validation> {
+    return this.call('POST', '/v1/definitions/validate', yaml, 'application/yaml');
   }
 
   cancelRun(id: string, reason?: string, by?: string): Promise<Run> {
@@ -357,14 +372,19 @@ export class WeftClient extends ApiClient {
   listDeadLetters(
     filter: { destination?: string; cursor?: string; limit?: number } = {},
   ): Promise<{ items: DeadLetter[]; next_cursor: string | null }> {
-    const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(filter)) if (v !== undefined) q.set(k, String(v));
-    const qs = q.toString();
-    return this.call('GET', `/v1/dead-letters${qs ? `?${qs}` : ''}`);
+    return this.call('GET', `/v1/dead-letters${query(filter)}`);
   }
 
   /** Puts dead letters back for delivery: by id, every one of a destination, or all with neither. */
   replayDeadLetters(select: { ids?: string[]; destination?: string } = {}): Promise<{ replayed: number }> {
     return this.call('POST', '/v1/dead-letters/replay', select);
   }
+}
+
+/** `?a=1&b=2` from the defined fields, or nothing. */
+function query(fields: object): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) q.set(k, String(v));
+  const text = q.toString();
+  return text ? `?${text}` : '';
 }

@@ -44,6 +44,8 @@ export interface Schedule {
   overlap: 'skip' | 'allow' | 'buffer_one';
   paused: boolean;
   next_at: string | null;
+  /** The next fire times (up to five; none while paused). */
+  upcoming: string[];
   buffered_at: string | null;
   last_at: string | null;
   last_run_id: string | null;

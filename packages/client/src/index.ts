@@ -1,5 +1,6 @@
 export * from './api-client.js';
 export * from './client.js';
 export * from './flow-types.js';
+export * from './operator-types.js';
 export * from './sse.js';
 export * from './types.js';

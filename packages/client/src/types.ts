@@ -140,6 +140,9 @@ export interface BulkFilter {
   /** ISO times. */
   started_before?: string;
   started_after?: string;
+  /** A run id, or its first characters. */
+  run_id?: string;
+  idempotency_key?: string;
 }
 
 /** What one batch of a bulk action did; `next_cursor` continues with the next batch. */

@@ -53,6 +53,7 @@ export * from './store/human-records.js';
 export * from './store/lease-rounds.js';
 export * from './store/limit-records.js';
 export { ANY_NAMESPACE } from './store/namespaces.js';
+export * from './store/operator-records.js';
 export * from './store/outbox-records.js';
 export * from './store/records.js';
 export * from './store/report-refusals.js';

@@ -8,6 +8,7 @@ import type {
   TransactionScope,
   UndispatchedTasks,
   Wakeup,
+  WorkerSighting,
 } from '@weft/engine';
 import * as admin from './admin.js';
 import { byText, definitionRecord, type Op, runRecord, taskRecord } from './convert.js';
@@ -15,8 +16,8 @@ import * as decisions from './decisions.js';
 import * as human from './human.js';
 import { LockTable, Mutex, TxScope } from './locks.js';
 import { MemoryTx } from './memory-tx.js';
+import * as reads from './operator-reads.js';
 import * as outbox from './outbox.js';
-import { checkCursor } from './runs.js';
 import { dec, key, MemoryState } from './state.js';
 import * as sweeps from './sweeps.js';
 import { transactionHandle } from './transaction-handle.js';
@@ -49,6 +50,7 @@ export class MemoryStore implements Store, TransactionalStore, UndispatchedTasks
   private readonly current = new AsyncLocalStorage<TxScope>();
   private readonly listeners = new Set<(wakeup: Wakeup) => void>();
   private readonly clock: { now(): Date };
+  private readonly workers = new Map<string, WorkerSighting>();
 
   constructor(options: MemoryStoreOptions = {}) {
     if (options.clock !== undefined && typeof options.clock?.now !== 'function')
@@ -149,23 +151,27 @@ export class MemoryStore implements Store, TransactionalStore, UndispatchedTasks
   }
 
   async listRuns(filter: Parameters<Store['listRuns']>[0]) {
-    checkCursor(filter.cursor, /^[0-9a-f-]{36}$/i);
-    const before = filter.cursor?.toLowerCase();
-    const rows = [...this.s.runs.values()]
-      .filter(
-        (r) =>
-          r.namespace === filter.namespace &&
-          (before === undefined || r.id < before) &&
-          (filter.status === undefined || r.status === filter.status) &&
-          (filter.definition === undefined || r.definitionName === filter.definition) &&
-          (filter.version === undefined || r.definitionVersion === filter.version) &&
-          (filter.startedBefore === undefined || r.createdAt < filter.startedBefore) &&
-          (filter.startedAfter === undefined || r.createdAt >= filter.startedAfter),
-      )
-      .sort((a, b) => byText(b.id, a.id))
-      .slice(0, filter.limit + 1);
-    const items = rows.slice(0, filter.limit).map(runRecord);
-    return { items, next: rows.length > filter.limit ? items[items.length - 1]!.id : null };
+    return reads.listRuns(this.read(), filter);
+  }
+
+  async countMatchingRuns(filter: Parameters<Store['countMatchingRuns']>[0], cap: number) {
+    return reads.countMatchingRuns(this.read(), filter, cap);
+  }
+
+  async listNamespaces() {
+    return reads.listNamespaces(this.read());
+  }
+
+  async outboxBacklog(namespace: string) {
+    return reads.outboxBacklog(this.read(), namespace);
+  }
+
+  async recordWorkers(sightings: readonly WorkerSighting[]) {
+    reads.recordWorkers(this.workers, sightings);
+  }
+
+  async listWorkers(namespace: string, since: Date) {
+    return reads.listWorkers(this.workers, namespace, since);
   }
 
   async countRuns(namespace: string, ids?: readonly string[]) {

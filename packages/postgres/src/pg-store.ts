@@ -21,6 +21,7 @@ import {
   type TransactionScope,
   type UndispatchedTasks,
   type Wakeup,
+  type WorkerSighting,
   type WriteSet,
 } from '@weft/engine';
 import type { Sql } from 'postgres';
@@ -41,14 +42,17 @@ import * as limits from './ops/limits.js';
 import { loadRunTasks, loadTasks, lockTasks } from './ops/load-tasks.js';
 import { loadMailboxes } from './ops/mailboxes.js';
 import * as outbox from './ops/outbox.js';
+import { outboxBacklog } from './ops/outbox-backlog.js';
 import { queuedPriorities } from './ops/queue.js';
 import { queuedTasks } from './ops/queued-tasks.js';
 import * as quotas from './ops/quotas.js';
+import * as runList from './ops/run-list.js';
 import * as runs from './ops/runs.js';
 import * as schedules from './ops/schedules.js';
 import { stillStuck, stuckRuns } from './ops/sweeper.js';
 import { dueTimers, takeTimers } from './ops/timers.js';
 import { undispatchedTasks } from './ops/undispatched.js';
+import * as workers from './ops/workers.js';
 import { applyWriteSet } from './ops/write-set.js';
 import { listTasks } from './ops/write-tasks.js';
 
@@ -126,7 +130,13 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
   listDefinitionVersions = (namespace: string, name: string) =>
     definitions.listDefinitionVersions(this.sql, namespace, name);
   getRun = (id: string) => runs.getRun(this.sql, id);
-  listRuns = (filter: Parameters<Store['listRuns']>[0]) => runs.listRuns(this.sql, filter);
+  listRuns = (filter: Parameters<Store['listRuns']>[0]) => runList.listRuns(this.sql, filter);
+  countMatchingRuns = (filter: Parameters<Store['countMatchingRuns']>[0], cap: number) =>
+    runList.countMatchingRuns(this.sql, filter, cap);
+  listNamespaces = () => definitions.listNamespaces(this.sql);
+  outboxBacklog = (namespace: string) => outboxBacklog(this.sql, namespace);
+  recordWorkers = (sightings: readonly WorkerSighting[]) => workers.recordWorkers(this.sql, sightings);
+  listWorkers = (namespace: string, since: Date) => workers.listWorkers(this.sql, namespace, since);
   countRuns = (namespace: string, ids?: readonly string[]) => runs.countRuns(this.sql, namespace, ids);
   listTasks = (runId: string) => listTasks(this.sql, runId);
   readHistory = (runId: string, afterSeq: number, limit: number) =>

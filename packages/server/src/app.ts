@@ -1,5 +1,6 @@
 import type { Engine } from '@weft/engine';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { consoleAssetsDir, isConsolePage, sendConsoleIndex, serveConsole } from './console.js';
 import { installErrorHandler } from './errors.js';
 import { metricsRoute } from './metrics.js';
 import { bulkRoutes } from './routes/bulk.js';
@@ -9,12 +10,15 @@ import { eventRoutes } from './routes/events.js';
 import { inboxRoutes } from './routes/inbox.js';
 import { limitRoutes } from './routes/limits.js';
 import { operatorActionRoutes } from './routes/operator-actions.js';
+import { operatorReadRoutes } from './routes/operator-reads.js';
+import { runListRoutes } from './routes/run-list.js';
 import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes, sweeperRoutes } from './routes/schedules.js';
 import { signalRoutes } from './routes/signals.js';
 import { type DispatchInfo, taskDispatchRoutes } from './routes/task-dispatch.js';
 import { taskRoutes } from './routes/tasks.js';
 import { scopeRunRoutes } from './run-scope.js';
+import { WorkerSightings } from './worker-sightings.js';
 
 /** Options for the HTTP app. */
 export interface AppOptions {
@@ -25,6 +29,11 @@ export interface AppOptions {
   readonly historyPollMs?: number;
   /** How tasks reach workers (told to workers by `GET /v1/tasks/dispatch`); the table queue by default. */
   readonly dispatch?: DispatchInfo;
+  /**
+   * The web console's built assets, served at `/`: a folder, `null` for none, or by default the one
+   * `npm run build` made (none when it has not been built).
+   */
+  readonly console?: string | null;
 }
 
 /** Weft's HTTP API: definitions, runs, history and the worker protocol, as JSON. */
@@ -45,22 +54,39 @@ export function buildApp(options: AppOptions): FastifyInstance {
     { parseAs: 'string' },
     (_req, body, done) => done(null, body),
   );
-  installErrorHandler(app);
+  const consoleDir = options.console === undefined ? consoleAssetsDir() : options.console;
+  if (consoleDir) serveConsole(app, consoleDir);
+  installErrorHandler(app, {
+    page: (request, reply) => {
+      if (!isConsolePage(request)) return null;
+      if (consoleDir) return sendConsoleIndex(reply);
+      return reply.status(404).send({
+        error: {
+          code: 'console_not_built',
+          message: 'the web console is not built: run `npm run build`, then start the server again',
+        },
+      });
+    },
+  });
   app.get('/healthz', async () => ({ ok: true }));
   scopeRunRoutes(app, options.engine);
   definitionRoutes(app, options.engine);
+  const sightings = new WorkerSightings(options.engine.context.store, options.logger);
+  app.addHook('onClose', () => sightings.close());
   runRoutes(app, options.engine);
+  runListRoutes(app, options.engine);
+  operatorReadRoutes(app, options.engine, sightings);
   operatorActionRoutes(app, options.engine);
   bulkRoutes(app, options.engine);
   eventRoutes(app, options.engine, options.historyPollMs);
   signalRoutes(app, options.engine);
-  taskRoutes(app, options.engine);
+  taskRoutes(app, options.engine, sightings);
   metricsRoute(app, options.engine);
   limitRoutes(app, options.engine);
   inboxRoutes(app, options.engine);
   scheduleRoutes(app, options.engine);
   sweeperRoutes(app, options.engine);
-  taskDispatchRoutes(app, options.engine, options.dispatch ?? { kind: 'table' });
+  taskDispatchRoutes(app, options.engine, options.dispatch ?? { kind: 'table' }, sightings);
   deadLetterRoutes(app, options.engine);
   return app;
 }

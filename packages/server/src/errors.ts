@@ -1,12 +1,15 @@
 import { WeftError } from '@weft/core';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /**
  * Every error leaves as `{ "error": { "code", "message", "details"? } }`. Weft's own errors carry their
  * code and status; a malformed body or a schema violation is a 400 naming the field; anything else is a
  * 500 whose details stay in the server log.
  */
-export function installErrorHandler(app: FastifyInstance): void {
+export function installErrorHandler(
+  app: FastifyInstance,
+  options: { readonly page?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | null } = {},
+): void {
   app.setErrorHandler((error: FastifyError | WeftError | Error, request, reply) => {
     if (error instanceof WeftError) {
       return reply.status(error.status).send({
@@ -52,9 +55,15 @@ export function installErrorHandler(app: FastifyInstance): void {
       error: { code: 'internal', message: 'the server failed to handle this request; see its log' },
     });
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply
-      .status(404)
-      .send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url}` } }),
+  // A path no route serves: a page of the web console when `page` takes it, else a JSON 404.
+  app.setNotFoundHandler(
+    (request, reply) =>
+      options.page?.(request, reply) ??
+      reply.status(404).send({
+        error: {
+          code: 'not_found',
+          message: `no route ${request.method} ${request.url}: see the HTTP API in the README for the routes`,
+        },
+      }),
   );
 }

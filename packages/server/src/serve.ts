@@ -35,6 +35,8 @@ export interface ServeOptions {
   readonly redisUrl?: string;
   /** Signs status callbacks sent to URLs (`x-weft-signature`). */
   readonly webhookSecret?: string;
+  /** The web console's assets folder, `null` for no console; by default the one `npm run build` made. */
+  readonly console?: string | null;
 }
 
 /** A running server. */
@@ -82,7 +84,12 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     ...(options.blobs ? { blobs: options.blobs } : {}),
     logger,
   });
-  const app = buildApp({ engine, logger, dispatch });
+  const app = buildApp({
+    engine,
+    logger,
+    dispatch,
+    ...(options.console !== undefined ? { console: options.console } : {}),
+  });
   await engine.start();
   const address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
   return {

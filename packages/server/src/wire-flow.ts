@@ -1,4 +1,5 @@
 import type { HumanTaskRecord, LimitUsage, ScheduleRecord, SweeperStats } from '@weft/engine';
+import { nextTime } from '@weft/engine/internal';
 
 /** Limits, human tasks, schedules and sweeper figures as the API shows them (snake_case JSON). */
 
@@ -39,6 +40,21 @@ export function humanTaskJson(t: HumanTaskRecord) {
   };
 }
 
+/** How many fire times a schedule shows ahead. */
+const UPCOMING = 5;
+
+/** The next fire times of a schedule from its next due time on; none while it is paused. */
+function upcoming(s: ScheduleRecord): string[] {
+  if (s.paused || !s.nextAt) return [];
+  const out = [s.nextAt];
+  while (out.length < UPCOMING) {
+    const next = nextTime(s.cron, s.timezone, out[out.length - 1]!);
+    if (!next) break;
+    out.push(next);
+  }
+  return out.map((d) => d.toISOString());
+}
+
 /** A schedule. */
 export function scheduleJson(s: ScheduleRecord) {
   return {
@@ -51,6 +67,7 @@ export function scheduleJson(s: ScheduleRecord) {
     overlap: s.overlap,
     paused: s.paused,
     next_at: s.nextAt?.toISOString() ?? null,
+    upcoming: upcoming(s),
     buffered_at: s.bufferedAt?.toISOString() ?? null,
     last_at: s.lastAt?.toISOString() ?? null,
     last_run_id: s.lastRunId,

@@ -20,7 +20,10 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(engine: Partial<EngineConfig> = {}): Promise<TestServer> {
+export async function startTestServer(
+  engine: Partial<EngineConfig> = {},
+  options: { console?: string | null } = {},
+): Promise<TestServer> {
   const db = await createTestDatabase();
   const server = await serve({
     databaseUrl: db.url,
@@ -29,6 +32,7 @@ export async function startTestServer(engine: Partial<EngineConfig> = {}): Promi
     poolSize: 8,
     engine: { decidePollMs: 50, timerPollMs: 50, leasePollMs: 100, ...engine },
     blobs: new FolderBlobStore(mkdtempSync(join(tmpdir(), 'weft-blobs-'))),
+    ...options,
   });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const init: RequestInit = { method, headers: { ...headers } };

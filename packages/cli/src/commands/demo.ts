@@ -6,6 +6,7 @@ import { type RunningServer, serve } from '@weft/server';
 import { CliError } from '../errors.js';
 import { color } from '../output.js';
 import { repoPath } from '../paths.js';
+import { untilSignal } from './servers.js';
 
 /** Options of `weft demo`. */
 export interface DemoOptions {
@@ -13,12 +14,15 @@ export interface DemoOptions {
   readonly workers: number;
   readonly data: string;
   readonly databaseUrl?: string;
+  /** Keep the server and its console up after the summary, until Ctrl-C (by default in a terminal). */
+  readonly stay?: boolean;
 }
 
 /**
  * `weft demo`: the whole product in one command. Starts PostgreSQL (embedded unless DATABASE_URL is set)
  * and the server, deploys the example order workflow, starts a batch of runs, runs the example worker as
- * separate processes, shows progress, and prints a summary. Exits 0 when every run completed.
+ * separate processes, shows progress, and prints a summary. Exits 0 when every run completed; in a
+ * terminal the server stays up afterwards, so the web console it prints can be explored, until Ctrl-C.
  */
 export async function demoCommand(o: DemoOptions): Promise<void> {
   const started = Date.now();
@@ -37,6 +41,7 @@ export async function demoCommand(o: DemoOptions): Promise<void> {
     }
     server = await serve({ databaseUrl, port: 0, logLevel: 'warn' });
     say(`Weft server at ${server.url}`);
+    say(`web console: ${color.bold(`${server.url}/`)} (open it to watch the runs)`);
 
     const source = await readFile(repoPath('examples/order-fulfilment.yaml'), 'utf8');
     const { record, created } = await server.engine.definitions.deploy('default', source);
@@ -56,6 +61,10 @@ export async function demoCommand(o: DemoOptions): Promise<void> {
     await summary(server, ids, counts, Date.now() - started);
     if ((counts.completed ?? 0) !== ids.length)
       throw new CliError(`${ids.length - (counts.completed ?? 0)} run(s) did not complete`);
+    if (o.stay ?? Boolean(process.stdout.isTTY)) {
+      say(`the web console stays at ${color.bold(`${server.url}/`)}; press Ctrl-C to stop`);
+      await untilSignal();
+    }
   } finally {
     for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
     await server?.close();
@@ -164,6 +173,6 @@ async function summary(server: RunningServer, ids: string[], counts: Counts, wal
   );
   console.log('');
   console.log(
-    `Look around: ${color.bold('npx weft dev')} keeps a server running; then ${color.bold('npx weft runs list')} and ${color.bold('npx weft runs show <id>')}.`,
+    `Look around: ${color.bold('npx weft dev')} keeps a server running, with its web console at its address; or ${color.bold('npx weft runs list')} and ${color.bold('npx weft runs show <id>')}.`,
   );
 }

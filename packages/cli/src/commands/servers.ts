@@ -30,7 +30,7 @@ export async function serverCommand(
     blobs: blobStore(o.blobDir, '.weft/blobs'),
     ...serverSettings(o),
   });
-  console.error(`Weft is serving at ${server.url}`);
+  console.error(`Weft is serving at ${server.url} (web console: ${server.url}/)`);
   await untilSignal();
   await server.close();
 }
@@ -70,6 +70,7 @@ export async function devCommand(
     throw e;
   }
   console.error(`Weft is serving at ${color.bold(server.url)}`);
+  console.error(`Web console: ${color.bold(`${server.url}/`)}`);
   console.error(`PostgreSQL: ${db.url} (data kept in ${dataDir})`);
   console.error(color.dim('press Ctrl-C to stop'));
   await untilSignal();
@@ -77,7 +78,8 @@ export async function devCommand(
   await db.stop();
 }
 
-function untilSignal(): Promise<void> {
+/** Resolves on the first SIGINT or SIGTERM. */
+export function untilSignal(): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       process.off('SIGINT', done);

@@ -9,6 +9,9 @@ export interface BulkFilter {
   readonly status?: RunStatus;
   readonly startedBefore?: Date;
   readonly startedAfter?: Date;
+  /** A run id, or its first characters. */
+  readonly runId?: string;
+  readonly idempotencyKey?: string;
 }
 
 /** A bulk action: cancel, terminate or retry every run that matches, one run per transaction. */

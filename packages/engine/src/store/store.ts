@@ -1,6 +1,7 @@
 import type { Definition, Json, Mailbox, RunEvent, RunStatus, TaskState } from '@weft/core';
 import type { HumanTaskRecord, InboxFilter } from './human-records.js';
 import type { LimitRecord, LimitUsage } from './limit-records.js';
+import type { OutboxBacklog, WorkerSighting } from './operator-records.js';
 import type {
   DeadLetterFilter,
   OutboxOutcome,
@@ -92,7 +93,14 @@ export interface RunFilter {
   /** Only runs started before / after this time. */
   readonly startedBefore?: Date;
   readonly startedAfter?: Date;
-  /** Opaque cursor from the previous page. */
+  /** Only the run with this id, or the runs whose id starts with this text (see `runIdRange`). */
+  readonly runId?: string;
+  /** Only the run started with this idempotency key. */
+  readonly idempotencyKey?: string;
+  /**
+   * Opaque cursor from the previous page. Runs come newest first: by id (ids are time-ordered), or, with
+   * a start-time filter, by start time then id, so that the time range is read from an index.
+   */
   readonly cursor?: string;
   readonly limit: number;
 }
@@ -151,6 +159,16 @@ export interface Store {
   getRun(id: string): Promise<RunRecord | null>;
   listRuns(filter: RunFilter): Promise<Page<RunRecord>>;
   countRuns(namespace: string, ids?: readonly string[]): Promise<RunCounts>;
+  /** How many runs match a filter, counted up to `cap` (a count of `cap` means "at least"). */
+  countMatchingRuns(filter: Omit<RunFilter, 'cursor' | 'limit'>, cap: number): Promise<number>;
+  /** Namespaces that have something deployed. */
+  listNamespaces(): Promise<string[]>;
+  /** The outbox of a namespace, per destination. */
+  outboxBacklog(namespace: string): Promise<OutboxBacklog[]>;
+  /** Remembers workers seen asking for tasks (one write for many polls); forgets those unseen for a day. */
+  recordWorkers(sightings: readonly WorkerSighting[]): Promise<void>;
+  /** Workers of a namespace seen since a time, most recently seen first. */
+  listWorkers(namespace: string, since: Date): Promise<WorkerSighting[]>;
   listTasks(runId: string): Promise<TaskRecord[]>;
   readHistory(runId: string, afterSeq: number, limit: number): Promise<HistoryRecord[]>;
 

@@ -90,3 +90,10 @@ export async function listDefinitionVersions(
       FROM weft.definitions WHERE namespace = ${namespace} AND name = ${name} ORDER BY version DESC`.execute();
   return rows.map(toRecord);
 }
+
+/** Namespaces with a definition deployed (every namespace that can have runs). */
+export async function listNamespaces(sql: Db): Promise<string[]> {
+  const rows = await sql<{ namespace: string }[]>`
+    SELECT DISTINCT namespace FROM weft.definitions ORDER BY namespace`.execute();
+  return rows.map((r) => r.namespace);
+}

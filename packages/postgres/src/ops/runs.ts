@@ -1,5 +1,4 @@
-import { WeftError } from '@weft/core';
-import type { LockedRun, NewRun, Page, RunCounts, RunFilter, RunRecord, RunUpdateRow } from '@weft/engine';
+import type { LockedRun, NewRun, RunCounts, RunRecord, RunUpdateRow } from '@weft/engine';
 import type { Db } from '../db.js';
 import { bools, jsonText } from '../db.js';
 
@@ -118,27 +117,6 @@ export async function getRun(sql: Db, id: string): Promise<RunRecord | null> {
     RunRecord[]
   >`SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r WHERE r.id = ${id}::uuid`.execute();
   return row ?? null;
-}
-
-/** A page of runs, newest first; the cursor is the last run id of the page. */
-export async function listRuns(sql: Db, filter: RunFilter): Promise<Page<RunRecord>> {
-  const before = filter.cursor ?? 'ffffffff-ffff-ffff-ffff-ffffffffffff';
-  if (!/^[0-9a-f-]{36}$/i.test(before))
-    throw new WeftError('bad_cursor', `cursor ${JSON.stringify(filter.cursor)} is not one this API gave out`);
-  const limit = filter.limit + 1;
-  const rows = await sql<RunRecord[]>`
-    SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r
-     WHERE r.namespace = ${filter.namespace} AND r.id < ${before}::uuid
-       AND (${filter.status ?? null}::text IS NULL OR r.status = ${filter.status ?? null}::text)
-       AND (${filter.definition ?? null}::text IS NULL OR r.definition_name = ${filter.definition ?? null}::text)
-       AND (${filter.version ?? null}::int IS NULL OR r.definition_version = ${filter.version ?? null}::int)
-       AND (${filter.startedBefore?.toISOString() ?? null}::timestamptz IS NULL
-            OR r.created_at < ${filter.startedBefore?.toISOString() ?? null}::timestamptz)
-       AND (${filter.startedAfter?.toISOString() ?? null}::timestamptz IS NULL
-            OR r.created_at >= ${filter.startedAfter?.toISOString() ?? null}::timestamptz)
-     ORDER BY r.id DESC LIMIT ${limit}::int`.execute();
-  const items = rows.slice(0, filter.limit);
-  return { items, next: rows.length > filter.limit ? items[items.length - 1]!.id : null };
 }
 
 /** Runs by status, over a namespace or a given set of runs. */

@@ -14,6 +14,8 @@ interface BulkBody {
     status?: RunStatus;
     started_before?: string;
     started_after?: string;
+    run_id?: string;
+    idempotency_key?: string;
   };
   by?: string;
   reason?: string;
@@ -38,6 +40,8 @@ const schema = {
           status: { type: 'string', enum: RUN_STATUSES },
           started_before: { type: 'string', minLength: 1 },
           started_after: { type: 'string', minLength: 1 },
+          run_id: { type: 'string', pattern: '^[0-9a-fA-F-]{1,36}$' },
+          idempotency_key: { type: 'string', minLength: 1, maxLength: 500 },
         },
       },
       by: { type: 'string', minLength: 1, maxLength: 200 },
@@ -83,6 +87,8 @@ export function bulkRoutes(app: FastifyInstance, engine: Engine): void {
       ...(f.status !== undefined ? { status: f.status } : {}),
       ...(f.started_before !== undefined ? { startedBefore: time('started_before', f.started_before) } : {}),
       ...(f.started_after !== undefined ? { startedAfter: time('started_after', f.started_after) } : {}),
+      ...(f.run_id !== undefined ? { runId: f.run_id } : {}),
+      ...(f.idempotency_key !== undefined ? { idempotencyKey: f.idempotency_key } : {}),
     };
     const result = await bulkOperatorAction(engine.context.store, engine.control, {
       namespace: namespaceOf(request),

@@ -1,11 +1,9 @@
 import { type Json, WeftError } from '@weft/core';
-import type { Engine, RunFilter } from '@weft/engine';
+import type { Engine } from '@weft/engine';
 import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { historyJson, runJson, taskJson } from '../wire.js';
-
-const RUN_STATUSES = ['running', 'paused', 'compensating', 'completed', 'failed', 'cancelled', 'terminated'];
 
 const startSchema = {
   body: {
@@ -98,46 +96,6 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
     },
   );
 
-  app.get<{
-    Querystring: {
-      status?: string;
-      definition?: string;
-      version?: string;
-      started_before?: string;
-      started_after?: string;
-      cursor?: string;
-      limit?: string;
-    };
-  }>('/v1/runs', async (request) => {
-    const { status, definition, cursor } = request.query;
-    const more = runFilterExtras(request.query);
-    if (status !== undefined && !RUN_STATUSES.includes(status)) {
-      throw new WeftError(
-        'bad_request',
-        `status must be one of ${RUN_STATUSES.join(', ')}, not ${JSON.stringify(status)}`,
-        400,
-      );
-    }
-    const limit = request.query.limit === undefined ? 50 : Number(request.query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 500)
-      throw new WeftError('bad_request', 'limit must be a whole number from 1 to 500', 400);
-    if (cursor !== undefined && !isUuid(cursor))
-      throw new WeftError('bad_cursor', `cursor ${JSON.stringify(cursor)} is not one this API gave out`, 400);
-    const filter: RunFilter = {
-      namespace: namespaceOf(request),
-      limit,
-      ...(status ? { status: status as RunFilter['status'] } : {}),
-      ...(definition ? { definition } : {}),
-      ...(cursor ? { cursor } : {}),
-      ...more,
-    };
-    const page = await engine.context.store.listRuns(filter);
-    const items = await Promise.all(
-      page.items.map((r) => engine.context.payloads.resolveFields(r, ['input', 'output'])),
-    );
-    return { items: items.map(runJson), next_cursor: page.next };
-  });
-
   app.get<{ Params: { id: string } }>('/v1/runs/:id', async (request) => {
     const p = engine.context.payloads;
     const run = await p.resolveFields(await getRun(engine, request.params.id, namespaceOf(request)), [
@@ -195,36 +153,4 @@ async function getRun(engine: Engine, id: string, namespace: string) {
 
 function checkId(id: string): void {
   if (!isUuid(id)) throw new WeftError('run_not_found', `there is no run ${id} (run ids are UUIDs)`, 404);
-}
-
-/** The version and start-time filters of `GET /v1/runs`. */
-function runFilterExtras(q: {
-  definition?: string;
-  version?: string;
-  started_before?: string;
-  started_after?: string;
-}) {
-  const out: { version?: number; startedBefore?: Date; startedAfter?: Date } = {};
-  if (q.version !== undefined) {
-    const version = Number(q.version);
-    if (!Number.isInteger(version) || version < 1 || q.definition === undefined)
-      throw new WeftError(
-        'bad_request',
-        'version must be a whole number of at least 1, with definition',
-        400,
-      );
-    out.version = version;
-  }
-  for (const [key, field] of [
-    ['started_before', 'startedBefore'],
-    ['started_after', 'startedAfter'],
-  ] as const) {
-    const value = q[key];
-    if (value === undefined) continue;
-    const at = new Date(value);
-    if (Number.isNaN(at.getTime()))
-      throw new WeftError('bad_request', `${key} must be a time such as 2026-01-31T12:00:00Z`, 400);
-    out[field] = at;
-  }
-  return out;
 }

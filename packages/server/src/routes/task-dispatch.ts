@@ -2,6 +2,7 @@ import type { Engine } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { leasedJson } from '../wire.js';
+import type { WorkerSightings } from '../worker-sightings.js';
 
 /** How this server hands tasks to workers, as workers are told. */
 export type DispatchInfo =
@@ -16,7 +17,12 @@ const uuid = { type: 'string', pattern: '^[0-9a-fA-F-]{36}$' };
  * messages: only those still queued at the named attempt, with a fresh fencing token, so a duplicate or
  * stale message leases nothing.
  */
-export function taskDispatchRoutes(app: FastifyInstance, engine: Engine, dispatch: DispatchInfo): void {
+export function taskDispatchRoutes(
+  app: FastifyInstance,
+  engine: Engine,
+  dispatch: DispatchInfo,
+  sightings?: WorkerSightings,
+): void {
   app.get('/v1/tasks/dispatch', async () =>
     dispatch.kind === 'redis'
       ? { dispatcher: 'redis', stream_prefix: dispatch.streamPrefix }
@@ -60,6 +66,7 @@ export function taskDispatchRoutes(app: FastifyInstance, engine: Engine, dispatc
       },
     },
     async (request) => {
+      sightings?.seen(namespaceOf(request), request.body.worker, request.body.task_types);
       const leased = await engine.tasks.leaseById({
         namespace: namespaceOf(request),
         worker: request.body.worker,

@@ -3,6 +3,7 @@ import type { Engine, TaskReport } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { leasedJson } from '../wire.js';
+import type { WorkerSightings } from '../worker-sightings.js';
 
 const uuid = { type: 'string', pattern: '^[0-9a-fA-F-]{36}$' };
 const worker = { type: 'string', minLength: 1, maxLength: 200 };
@@ -83,7 +84,7 @@ function toReport(r: WireReport): TaskReport {
 }
 
 /** The worker protocol: poll (long-poll), heartbeat, and reports (batched, or one task at a time). */
-export function taskRoutes(app: FastifyInstance, engine: Engine): void {
+export function taskRoutes(app: FastifyInstance, engine: Engine, sightings?: WorkerSightings): void {
   app.post<{ Body: { worker: string; task_types: string[]; max?: number; wait_ms?: number } }>(
     '/v1/tasks/poll',
     {
@@ -104,6 +105,7 @@ export function taskRoutes(app: FastifyInstance, engine: Engine): void {
     async (request, reply) => {
       // The worker hung up before an answer: stop waiting. (The request's own 'close' event fires as soon
       // as its body has been read, so it cannot tell.)
+      sightings?.seen(namespaceOf(request), request.body.worker, request.body.task_types);
       const abort = new AbortController();
       reply.raw.once('close', () => {
         if (!reply.raw.writableEnded) abort.abort();
@@ -156,6 +158,7 @@ export function taskRoutes(app: FastifyInstance, engine: Engine): void {
       },
     },
     async (request) => {
+      sightings?.seen(namespaceOf(request), request.body.worker, []);
       const result = await engine.tasks.heartbeat(
         namespaceOf(request),
         request.body.worker,
@@ -193,6 +196,7 @@ export function taskRoutes(app: FastifyInstance, engine: Engine): void {
     },
     async (request) => {
       const { worker: who, reports, next } = request.body;
+      sightings?.seen(namespaceOf(request), who, next?.task_types ?? []);
       const { verdicts, leased } = await engine.tasks.report({
         namespace: namespaceOf(request),
         worker: who,

@@ -5,6 +5,7 @@ import { decisionTests } from './store-decisions.js';
 import { definitionTests } from './store-definitions.js';
 import type { Fixture, StoreFactory, StoreUnderTest } from './store-fixtures.js';
 import { limitTests } from './store-limits.js';
+import { operatorReadTests } from './store-operator-reads.js';
 import { outboxTests } from './store-outbox.js';
 import { runTests } from './store-runs.js';
 import { scheduleTests } from './store-schedules.js';
@@ -14,7 +15,8 @@ import { taskTests } from './store-tasks.js';
  * Registers the behaviour every Weft store must have as vitest tests, under `describe(name)`: definitions,
  * runs and idempotency keys, the claim contract (one winner of concurrent claims, fencing), report
  * verdicts, lease expiry, the decide queue and inbox, timers, history, rollback, the outbox, limits,
- * human tasks and schedules. `makeStore` is called once for the suite; tests use namespaces of their
+ * human tasks, schedules, and what operators read (runs by id prefix, key and
+ * start time, counts, workers seen, namespaces). `makeStore` is called once for the suite; tests use namespaces of their
  * own, so they share the store without seeing each other.
  *
  * ```ts
@@ -53,5 +55,6 @@ export function storeConformance(name: string, makeStore: StoreFactory): void {
     outboxTests(get);
     limitTests(get);
     scheduleTests(get);
+    operatorReadTests(get);
   });
 }
