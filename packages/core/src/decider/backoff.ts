@@ -1,4 +1,4 @@
-import type { RetryPolicy } from '../definition/types.js';
+import type { RetryPolicy } from '../definition/node-types.js';
 
 /**
  * How long to wait before the attempt after `failedAttempt`: the policy's delay, multiplied by its factor

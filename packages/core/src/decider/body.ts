@@ -1,4 +1,4 @@
-import type { ContainerNode } from '../definition/control-types.js';
+import type { ContainerNode } from '../definition/node-types.js';
 import type { Json } from '../json.js';
 import type { DecisionContext } from './context.js';
 import { activate } from './flow.js';

@@ -1,4 +1,4 @@
-import type { ControlNode } from '../definition/control-types.js';
+import type { ControlFlowNode } from '../definition/node-types.js';
 import type { DecisionContext } from './context.js';
 import type { TimerPurpose } from './events.js';
 import { activateLoop } from './loop.js';
@@ -12,7 +12,7 @@ import { activateWait, onWaitTimer } from './wait.js';
 /** Starts a node the engine runs itself (each kind lives in its own module). */
 export async function activateControl(
   ctx: DecisionContext,
-  node: ControlNode,
+  node: ControlFlowNode,
   iteration: string,
   waiting: TaskState | null,
   arrivals: readonly Arrival[],

@@ -1,12 +1,12 @@
-import {
-  type EventNode,
-  HTTP_TASK_TYPE,
-  type HttpNode,
-  type HttpRequestInput,
-  type StartWorkflowNode,
-  type SubWorkflowNode,
-} from '../definition/effect-nodes.js';
-import type { NodeDef, RetryPolicy } from '../definition/types.js';
+import { HTTP_TASK_TYPE, type HttpRequestInput } from '../definition/http-request.js';
+import type {
+  EventNode,
+  HttpNode,
+  NodeDef,
+  RetryPolicy,
+  StartWorkflowNode,
+  SubWorkflowNode,
+} from '../definition/node-types.js';
 import { isJsonObject, type Json } from '../json.js';
 import { childRunId, stableId } from '../stable-id.js';
 import type { DecisionContext } from './context.js';

@@ -1,4 +1,4 @@
-import type { TaskNode } from '../definition/types.js';
+import type { TaskNode } from '../definition/node-types.js';
 import type { Json } from '../json.js';
 import { bodySinkDone } from './body.js';
 import type { DecisionContext } from './context.js';

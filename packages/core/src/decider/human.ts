@@ -1,4 +1,4 @@
-import type { HumanNode } from '../definition/human-types.js';
+import type { HumanNode } from '../definition/node-types.js';
 import type { Json } from '../json.js';
 import type { DecisionContext } from './context.js';
 import type { TimerPurpose } from './events.js';

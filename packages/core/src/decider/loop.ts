@@ -1,4 +1,4 @@
-import type { LoopNode } from '../definition/control-types.js';
+import type { LoopNode } from '../definition/node-types.js';
 import { asCondition, gatherOutputs, startIteration } from './body.js';
 import type { DecisionContext } from './context.js';
 import { propagate, putTask } from './flow.js';

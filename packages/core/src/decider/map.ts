@@ -1,4 +1,4 @@
-import type { MapNode } from '../definition/control-types.js';
+import type { MapNode } from '../definition/node-types.js';
 import type { Json } from '../json.js';
 import { gatherOutputs, startIteration } from './body.js';
 import type { DecisionContext } from './context.js';

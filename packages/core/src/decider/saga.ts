@@ -1,5 +1,5 @@
 import { compensatedNodeOf, compensationNodeId, SAGA_LOG_NODE } from '../definition/compensation.js';
-import type { TaskNode } from '../definition/types.js';
+import type { TaskNode } from '../definition/node-types.js';
 import type { Json } from '../json.js';
 import { retryDelayMs } from './backoff.js';
 import type { DecisionContext } from './context.js';

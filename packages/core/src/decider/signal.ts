@@ -1,4 +1,4 @@
-import type { WaitForEventNode } from '../definition/control-types.js';
+import type { WaitForEventNode } from '../definition/node-types.js';
 import { formatDuration } from '../duration.js';
 import type { Json } from '../json.js';
 import type { DecisionContext } from './context.js';

@@ -1,4 +1,4 @@
-import type { SwitchNode } from '../definition/control-types.js';
+import type { SwitchNode } from '../definition/node-types.js';
 import { canonicalJson, type Json } from '../json.js';
 import type { DecisionContext } from './context.js';
 import { propagate, putTask } from './flow.js';

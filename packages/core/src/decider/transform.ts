@@ -1,4 +1,4 @@
-import type { TerminateNode, TransformNode } from '../definition/control-types.js';
+import type { TerminateNode, TransformNode } from '../definition/node-types.js';
 import { isJsonObject, type Json } from '../json.js';
 import type { DecisionContext } from './context.js';
 import { failRun, propagate, putTask } from './flow.js';

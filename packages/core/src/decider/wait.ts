@@ -1,4 +1,4 @@
-import type { WaitNode } from '../definition/control-types.js';
+import type { WaitNode } from '../definition/node-types.js';
 import type { DecisionContext } from './context.js';
 import { propagate, putTask } from './flow.js';
 import { completeRunning, describeValue, failAtStart } from './outcome.js';

@@ -1,6 +1,6 @@
 import { err, ok, type Result } from '../result.js';
-import { allNodes } from './control-types.js';
-import { isSystemTaskType } from './effect-nodes.js';
+import { allNodes } from './containers.js';
+import { isSystemTaskType } from './http-request.js';
 import { type DefinitionProblem, formatProblem } from './problems.js';
 import type { Definition } from './types.js';
 import { validateDefinition } from './validate.js';

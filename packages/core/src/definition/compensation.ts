@@ -1,47 +1,7 @@
-import type { MappingSource } from '../expr/mapping.js';
-import type { MapReader } from './reader.js';
-import type { RetryPolicy } from './types.js';
-
 /**
- * What undoes a completed task when its run fails for good (saga compensation): a task of another type,
- * run by a worker like any task, with an input computed from the run (the compensated node's own output
- * included) when compensation reaches it.
+ * Where a run keeps its compensations: the node ids their attempts and the saga log are stored under.
+ * Node ids cannot contain a dot, so none of them ever meets a node of the graph.
  */
-export interface Compensation {
-  readonly taskType: string;
-  /** Mapping that computes the compensation's input; the compensated attempt's output when null. */
-  readonly input: MappingSource | null;
-  readonly retry: RetryPolicy;
-  /** Longest one compensation attempt may run; null for no limit. */
-  readonly timeoutMs: number | null;
-}
-
-/** Everything `readCompensation` needs from the definition reader (kept here to avoid an import cycle). */
-export interface CompensationParts {
-  readonly taskTypePattern: RegExp;
-  readonly maxTimeoutMs: number;
-  readonly retry: (reader: MapReader, base: RetryPolicy) => RetryPolicy;
-  readonly defaults: { readonly retry: RetryPolicy; readonly timeoutMs: number | null };
-}
-
-/** Reads a task node's `compensate` field, if it has one. */
-export function readCompensation(r: MapReader, parts: CompensationParts): Compensation | undefined {
-  if (!r.has('compensate')) return undefined;
-  const reader = r.map('compensate');
-  if (!reader) return undefined;
-  const taskType = reader.string('task_type', {
-    required: true,
-    pattern: parts.taskTypePattern,
-    patternHint: 'is not a valid task type: use letters, digits, ".", "_", ":", "/" and "-"',
-  });
-  const input = reader.json('input');
-  const retry = parts.retry(reader, parts.defaults.retry);
-  const timeoutMs =
-    reader.duration('timeout', { minMs: 1, maxMs: parts.maxTimeoutMs }) ?? parts.defaults.timeoutMs;
-  reader.done('a compensation (expected task_type, input, retry, timeout)');
-  if (taskType === undefined) return undefined;
-  return { taskType, input: input === undefined ? null : input, retry, timeoutMs };
-}
 
 const SUFFIX = '.compensate';
 

@@ -1,5 +1,6 @@
-import { allNodes, type EdgeWhen, isContainer } from './control-types.js';
-import type { Definition, EdgeDef, NodeDef } from './types.js';
+import { allNodes, isContainer } from './containers.js';
+import type { EdgeDef, EdgeWhen, NodeDef } from './node-types.js';
+import type { Definition } from './types.js';
 
 /** Entry and last nodes of one body sub-graph. */
 export interface BodyScope {

@@ -1,6 +1,6 @@
 import type { MappingSource } from '../expr/mapping.js';
-import { httpRequestSource } from './effect-nodes.js';
-import type { NodeDef } from './types.js';
+import { httpRequestSource } from './http-request.js';
+import type { NodeDef } from './node-types.js';
 
 /**
  * One expression-bearing field of a node. `reads` says which nodes it may read: `before` for fields

@@ -1,50 +1,41 @@
 import type { MappingSource } from '../expr/mapping.js';
 import { isJsonObject } from '../json.js';
-import {
-  type EventNode,
-  HTTP_METHODS,
-  type HttpNode,
-  type StartWorkflowNode,
-  type StatusMatch,
-  type SubWorkflowNode,
-} from './effect-nodes.js';
 import { describeLocated } from './located.js';
+import {
+  type EffectNode,
+  HTTP_METHODS,
+  type NodeCommon,
+  type RetryPolicy,
+  type StatusMatch,
+} from './node-types.js';
 import { readTaskGates } from './parse-limits.js';
+import { readRetry } from './parse-retry.js';
+import { MAX_DURATION_MS, NAME_PATTERN, SINK_NAME_PATTERN } from './patterns.js';
 import type { MapReader } from './reader.js';
-import type { CallbackStatus, NodeCommon, RetryPolicy, StatusCallback } from './types.js';
+import type { CallbackStatus, StatusCallback } from './types.js';
 
-/** Sink names: what the server's sink configuration calls them. */
-export const SINK_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-const DEFINITION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const MAX_MS = 365 * 86_400_000;
 const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
 const CALLBACK_STATUSES: readonly CallbackStatus[] = ['completed', 'failed', 'cancelled', 'terminated'];
 
-/** What the reader of an effect node needs from the definition around it. */
+/** What the reader of an effect node takes from the definition's defaults. */
 export interface EffectNodeDefaults {
   readonly retry: RetryPolicy;
   readonly priority: number;
-  /** Reads a node's `retry` field over a base policy. */
-  readRetry(reader: MapReader, base: RetryPolicy): RetryPolicy;
 }
-
-/** The node kinds read here. */
-export type EffectNodeKind = 'sub_workflow' | 'start_workflow' | 'event' | 'http';
 
 /** Reads a `sub_workflow`, `start_workflow`, `event` or `http` node; undefined when a required field is bad. */
 export function readEffectNode(
-  kind: EffectNodeKind,
+  kind: EffectNode['kind'],
   r: MapReader,
   common: NodeCommon,
   defaults: EffectNodeDefaults,
-): SubWorkflowNode | StartWorkflowNode | EventNode | HttpNode | undefined {
+): EffectNode | undefined {
   switch (kind) {
     case 'sub_workflow': {
       const target = readTarget(r);
       // A child is a whole run: retrying it is a choice the node makes, not a default it inherits.
-      const retry = defaults.readRetry(r, { ...defaults.retry, maxAttempts: 1 });
-      const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_MS }) ?? null;
+      const retry = readRetry(r, { ...defaults.retry, maxAttempts: 1 });
+      const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_DURATION_MS }) ?? null;
       r.done(
         'a sub_workflow node (expected id, kind, description, join, definition, version, input, retry, timeout)',
       );
@@ -78,7 +69,7 @@ export function readEffectNode(
       const body = r.json('body');
       const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: 3_600_000 }) ?? DEFAULT_HTTP_TIMEOUT_MS;
       const success = readSuccess(r);
-      const retry = defaults.readRetry(r, defaults.retry);
+      const retry = readRetry(r, defaults.retry);
       const priority = r.integer('priority', { min: -1000, max: 1000 }) ?? defaults.priority;
       const gates = readTaskGates(r);
       r.done(
@@ -107,7 +98,7 @@ function readTarget(
 ): { definition: string; version: number | null; input: MappingSource | null } | undefined {
   const definition = r.string('definition', {
     required: true,
-    pattern: DEFINITION_NAME,
+    pattern: NAME_PATTERN,
     patternHint: 'is not a valid definition name: use letters, digits, ".", "_" and "-"',
   });
   const version = r.integer('version', { min: 1 }) ?? null;

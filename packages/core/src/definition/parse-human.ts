@@ -1,10 +1,8 @@
 import { isJsonObject, type JsonObject } from '../json.js';
-import type { HumanDeadline, HumanNode } from './human-types.js';
 import { describeLocated } from './located.js';
+import type { EdgeDef, HumanDeadline, HumanNode, NodeCommon } from './node-types.js';
+import { MAX_DURATION_MS } from './patterns.js';
 import type { MapReader } from './reader.js';
-import type { EdgeDef, NodeCommon } from './types.js';
-
-const MAX_DEADLINE_MS = 365 * 86_400_000;
 
 /**
  * Reads a `human` node:
@@ -52,12 +50,12 @@ function readDeadline(r: MapReader): HumanDeadline | null {
   const entry = r.entry('deadline');
   if (entry?.value.kind === 'scalar') {
     // A bare duration: the run fails when it passes.
-    const afterMs = r.duration('deadline', { minMs: 1, maxMs: MAX_DEADLINE_MS });
+    const afterMs = r.duration('deadline', { minMs: 1, maxMs: MAX_DURATION_MS });
     return afterMs === undefined ? null : { afterMs, to: [] };
   }
   const d = r.map('deadline');
   if (!d) return null;
-  const afterMs = d.duration('after', { minMs: 1, maxMs: MAX_DEADLINE_MS });
+  const afterMs = d.duration('after', { minMs: 1, maxMs: MAX_DURATION_MS });
   if (afterMs === undefined && !d.has('after')) d.problem('is required', d.source.line, 'after');
   const to: string[] = [];
   const toEntry = d.entry('to');

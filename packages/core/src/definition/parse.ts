@@ -2,45 +2,38 @@ import type { MappingSource } from '../expr/mapping.js';
 import type { JsonObject } from '../json.js';
 import { isJsonObject } from '../json.js';
 import { err, ok, type Result } from '../result.js';
-import { readCompensation } from './compensation.js';
 import { describeLocated, type Located, parseLocated } from './located.js';
-import { CONTROL_KINDS, readControlNode, readEdgeWhen } from './parse-control.js';
+import type {
+  EdgeDef,
+  JoinMode,
+  NodeCommon,
+  NodeDef,
+  NodeKind,
+  RetryPolicy,
+  TaskNode,
+} from './node-types.js';
+import { readCompensation } from './parse-compensation.js';
+import { CONTROL_FLOW_KINDS, readControlFlowNode, readEdgeWhen } from './parse-control-flow.js';
 import { readEffectNode, readStatusCallback } from './parse-effect-nodes.js';
 import { deadlineEdges, readHumanNode } from './parse-human.js';
 import { readLimits, readTaskGates } from './parse-limits.js';
+import { readRetry } from './parse-retry.js';
+import { MAX_DURATION_MS, NAME_PATTERN, NODE_ID_PATTERN, TASK_TYPE_PATTERN } from './patterns.js';
 import type { DefinitionProblem } from './problems.js';
 import { MapReader } from './reader.js';
-import {
-  DEFAULT_RETRY,
-  type Definition,
-  type EdgeDef,
-  type JoinMode,
-  type NodeCommon,
-  type NodeDef,
-  type NodeKind,
-  type RetryPolicy,
-  type TaskNode,
-} from './types.js';
+import { DEFAULT_RETRY, type Definition } from './types.js';
 import { validateDefinition } from './validate.js';
-
-/** Definition names: letters, digits, `.`, `_` and `-`, starting with a letter or digit. */
-export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-/** Node ids are plain identifiers, so that expressions can read them as `nodes.<id>`. */
-export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-/** Task types: what workers poll for. */
-export const TASK_TYPE_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/;
 
 const NODE_KINDS: readonly NodeKind[] = [
   'task',
   'noop',
   'human',
-  ...CONTROL_KINDS,
+  ...CONTROL_FLOW_KINDS,
   'sub_workflow',
   'start_workflow',
   'event',
   'http',
 ];
-const MAX_TIMEOUT_MS = 365 * 86_400_000;
 
 interface Defaults {
   readonly retry: RetryPolicy;
@@ -126,26 +119,10 @@ function readDefaults(top: MapReader): Defaults {
   const reader = top.map('defaults');
   if (!reader) return { retry: DEFAULT_RETRY, timeoutMs: null, priority: 0 };
   const retry = readRetry(reader, DEFAULT_RETRY);
-  const timeoutMs = reader.duration('timeout', { minMs: 1, maxMs: MAX_TIMEOUT_MS }) ?? null;
+  const timeoutMs = reader.duration('timeout', { minMs: 1, maxMs: MAX_DURATION_MS }) ?? null;
   const priority = reader.integer('priority', { min: -1000, max: 1000 }) ?? 0;
   reader.done('defaults (expected retry, timeout, priority)');
   return { retry, timeoutMs, priority };
-}
-
-/** Reads a `retry` field over a base policy. */
-export function readRetry(parent: MapReader, base: RetryPolicy): RetryPolicy {
-  const reader = parent.map('retry');
-  if (!reader) return base;
-  const maxAttempts = reader.integer('max_attempts', { min: 1, max: 1000 }) ?? base.maxAttempts;
-  const backoff = reader.oneOf('backoff', ['fixed', 'exponential'] as const) ?? base.backoff;
-  const delayMs = reader.duration('delay', { minMs: 0, maxMs: MAX_TIMEOUT_MS }) ?? base.delayMs;
-  const maxDelayMs =
-    reader.duration('max_delay', { minMs: 0, maxMs: MAX_TIMEOUT_MS }) ?? Math.max(base.maxDelayMs, delayMs);
-  const factor = reader.number('factor', { min: 1 }) ?? base.factor;
-  reader.done('a retry policy (expected max_attempts, backoff, delay, max_delay, factor)');
-  if (maxDelayMs < delayMs)
-    reader.problem(`max_delay must not be shorter than delay`, reader.lineOf('max_delay'));
-  return { maxAttempts, backoff, delayMs, maxDelayMs, factor };
 }
 
 function readNodes(
@@ -228,9 +205,9 @@ function readNode(
     case 'start_workflow':
     case 'event':
     case 'http':
-      return readEffectNode(kind, r, common, { ...defaults, readRetry });
+      return readEffectNode(kind, r, common, defaults);
     default:
-      return readControlNode(r, kind, common, {
+      return readControlFlowNode(r, kind, common, {
         nodes: (body, at) => readNodes(body, defaults, problems, at),
         edges: (body, at) => readEdges(body, problems, at),
         task: (reader) => readTaskFields(reader, defaults),
@@ -250,15 +227,10 @@ function readTaskFields(
   });
   const input = r.json('input');
   const retry = readRetry(r, defaults.retry);
-  const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_TIMEOUT_MS }) ?? defaults.timeoutMs;
+  const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_DURATION_MS }) ?? defaults.timeoutMs;
   const priority = r.integer('priority', { min: -1000, max: 1000 }) ?? defaults.priority;
   const gates = readTaskGates(r);
-  const compensate = readCompensation(r, {
-    taskTypePattern: TASK_TYPE_PATTERN,
-    maxTimeoutMs: MAX_TIMEOUT_MS,
-    retry: readRetry,
-    defaults,
-  });
+  const compensate = readCompensation(r, defaults);
   if (taskType === undefined) return undefined;
   return {
     taskType,

@@ -1,11 +1,12 @@
 import { compileMapping } from '../expr/mapping.js';
 import { compileSchema } from '../schema.js';
-import { allNodes, isContainer } from './control-types.js';
+import { allNodes, isContainer } from './containers.js';
 import { ancestorsOf, buildGraph, findCycle, type Graph, kahn } from './graph.js';
 import { nodeMappings } from './mappings.js';
+import type { EdgeDef, NodeDef } from './node-types.js';
 import { type DefinitionProblem, suggest } from './problems.js';
-import type { Definition, EdgeDef, NodeDef } from './types.js';
-import { validateControl } from './validate-control.js';
+import type { Definition } from './types.js';
+import { validateEdgeLabels } from './validate-edge-labels.js';
 import { validateHumanNodes } from './validate-human.js';
 
 /**
@@ -62,7 +63,7 @@ export function validateDefinition(
       message: `the graph has a cycle: ${cycle.join(' -> ')}; a workflow graph must be acyclic (repeat work with a loop node)`,
     });
   }
-  problems.push(...validateControl(def, graph));
+  problems.push(...validateEdgeLabels(def, graph));
   const acyclic = blocked.length === 0;
   for (const { node } of every) {
     for (const m of nodeMappings(node)) {

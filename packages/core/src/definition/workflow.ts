@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import { type CompiledMapping, compileMapping } from '../expr/mapping.js';
 import { canonicalJson } from '../json.js';
 import { compensationNodeId, SAGA_LOG_NODE } from './compensation.js';
-import { allNodes, isContainer } from './control-types.js';
+import { allNodes, isContainer } from './containers.js';
 import { buildGraph, type Graph, sortedEdges } from './graph.js';
 import { nodeMappings } from './mappings.js';
-import type { Definition, NodeDef, TaskNode } from './types.js';
+import type { NodeDef, TaskNode } from './node-types.js';
+import type { Definition } from './types.js';
 
 /** A validated definition with its graph indexes and parsed expressions, ready for the decider. */
 export interface Workflow {

@@ -1,13 +1,14 @@
-import { allNodes, isContainer } from './control-types.js';
+import { allNodes, isContainer } from './containers.js';
 import type { Graph } from './graph.js';
+import type { EdgeDef } from './node-types.js';
 import type { DefinitionProblem } from './problems.js';
-import type { Definition, EdgeDef } from './types.js';
+import type { Definition } from './types.js';
 
 /**
  * Checks edge labels against the nodes they leave: `case` and `default` only out of a switch, and every
  * edge out of a switch has one; `on: timeout` only out of a wait_for_event that has a timeout.
  */
-export function validateControl(def: Definition, graph: Graph): DefinitionProblem[] {
+export function validateEdgeLabels(def: Definition, graph: Graph): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
   const scopes: (readonly EdgeDef[])[] = [def.edges];
   for (const { node } of allNodes(def.nodes)) if (isContainer(node)) scopes.push(node.body.edges);

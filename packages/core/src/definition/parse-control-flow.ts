@@ -1,11 +1,19 @@
 import type { Json } from '../json.js';
-import type { Body, ControlNode, EdgeWhen } from './control-types.js';
 import { describeLocated } from './located.js';
+import type {
+  Body,
+  ControlFlowNode,
+  EdgeDef,
+  EdgeWhen,
+  NodeCommon,
+  NodeDef,
+  TaskNode,
+} from './node-types.js';
+import { MAX_DURATION_MS, SIGNAL_NAME_PATTERN } from './patterns.js';
 import type { MapReader } from './reader.js';
-import type { EdgeDef, NodeCommon, NodeDef, TaskNode } from './types.js';
 
-/** The control and wait node kinds, as written in YAML. */
-export const CONTROL_KINDS = [
+/** The control-flow node kinds (branches, waits, loops, fan-out, transforms, ends), as written in YAML. */
+export const CONTROL_FLOW_KINDS = [
   'switch',
   'wait',
   'wait_for_event',
@@ -13,30 +21,24 @@ export const CONTROL_KINDS = [
   'map',
   'transform',
   'terminate',
-] as const satisfies readonly ControlNode['kind'][];
-
-/** Signal names: what `weft signal RUN NAME` sends and `wait_for_event` waits for. */
-export const SIGNAL_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/;
-
-/** Longest wait or timeout a definition may name. */
-const MAX_WAIT_MS = 365 * 86_400_000;
+] as const satisfies readonly ControlFlowNode['kind'][];
 /** Most passes a loop may allow. */
 export const MAX_LOOP_ITERATIONS = 10_000;
 
-/** How the control-node reader reaches back into the main parser (for bodies and map tasks). */
-export interface BodyParts {
+/** How the control-flow reader reaches back into the main parser (for bodies and map tasks). */
+export interface BodyReaders {
   nodes(reader: MapReader, prefix: string): NodeDef[];
   edges(reader: MapReader, prefix: string): EdgeDef[];
   task(reader: MapReader): Omit<TaskNode, keyof NodeCommon | 'kind'> | undefined;
 }
 
-/** Reads the fields of a control or wait node; reports problems on the reader; undefined when unusable. */
-export function readControlNode(
+/** Reads the fields of a control-flow node; reports problems on the reader; undefined when unusable. */
+export function readControlFlowNode(
   r: MapReader,
-  kind: ControlNode['kind'],
+  kind: ControlFlowNode['kind'],
   common: NodeCommon,
-  parts: BodyParts,
-): ControlNode | undefined {
+  parts: BodyReaders,
+): ControlFlowNode | undefined {
   switch (kind) {
     case 'switch': {
       const expression = r.string('expression', { required: true });
@@ -44,7 +46,7 @@ export function readControlNode(
       return expression === undefined ? undefined : { ...common, kind, expression };
     }
     case 'wait': {
-      const durationMs = r.duration('duration', { minMs: 0, maxMs: MAX_WAIT_MS });
+      const durationMs = r.duration('duration', { minMs: 0, maxMs: MAX_DURATION_MS });
       const until = r.string('until');
       r.done('a wait node (expected id, kind, description, join, duration, until)');
       if ((durationMs === undefined) === (until === undefined)) {
@@ -63,7 +65,7 @@ export function readControlNode(
         patternHint: 'is not a valid signal name: use letters, digits, ".", "_", ":", "/" and "-"',
       });
       const correlation = r.string('correlation');
-      const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_WAIT_MS });
+      const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_DURATION_MS });
       r.done('a wait_for_event node (expected id, kind, description, join, event, correlation, timeout)');
       if (event === undefined) return undefined;
       return { ...common, kind, event, correlation: correlation ?? null, timeoutMs: timeoutMs ?? null };
@@ -129,7 +131,7 @@ export function readControlNode(
 }
 
 /** Reads a `body: { nodes, edges, output }` sub-graph. */
-function readBody(r: MapReader, parts: BodyParts): Body | undefined {
+function readBody(r: MapReader, parts: BodyReaders): Body | undefined {
   if (!r.has('body')) {
     r.problem('is required: the sub-graph to run, with nodes and edges', r.source.line, 'body');
     return undefined;
@@ -145,7 +147,7 @@ function readBody(r: MapReader, parts: BodyParts): Body | undefined {
 }
 
 /** A map's `task:` is a body of one task node, `<map id>.task`, that gets the item as its input by default. */
-function readMapTask(r: MapReader, mapId: string, parts: BodyParts): Body | undefined {
+function readMapTask(r: MapReader, mapId: string, parts: BodyReaders): Body | undefined {
   const reader = r.map('task');
   if (!reader) return undefined;
   const fields = parts.task(reader);
