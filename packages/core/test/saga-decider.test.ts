@@ -1,4 +1,4 @@
-import { checkControl, parseDefinition, type RunEvent } from '@weft/core';
+import { checkOperatorRequest, parseDefinition, type RunEvent } from '@weft/core';
 import { describe, expect, it } from 'vitest';
 import { Sim, workflowOf } from './sim.js';
 
@@ -174,12 +174,12 @@ nodes: [{ id: a, task_type: t, retry: { max_attempts: 1 } }]
     await sim.send(sim.fail('hotel', false));
     await drain(sim);
     expect(sim.queued()).toEqual(['flight.compensate']);
-    const cancel = checkControl(chain, sim.run, [], { kind: 'cancel', by: 'op' });
+    const cancel = checkOperatorRequest(chain, sim.run, [], { kind: 'cancel', by: 'op' });
     expect(cancel.ok).toBe(true);
     if (cancel.ok) await sim.send(cancel.value);
     expect(sim.run.status).toBe('cancelled');
     expect(sim.task('flight.compensate').status).toBe('cancelled');
-    const retry = checkControl(chain, sim.run, [...sim.tasks.values()], { kind: 'retry', by: 'op' });
+    const retry = checkOperatorRequest(chain, sim.run, [...sim.tasks.values()], { kind: 'retry', by: 'op' });
     expect(retry).toMatchObject({ ok: false, error: { code: 'run_compensated' } });
   });
 });
@@ -223,7 +223,7 @@ describe('retrying a run of a workflow with compensations', () => {
     await sim.send(sim.fail('flight', false));
     await drain(sim);
     expect(sim.run.status).toBe('failed');
-    const check = checkControl(chain, sim.run, [...sim.tasks.values()], { kind: 'retry', by: 'op' });
+    const check = checkOperatorRequest(chain, sim.run, [...sim.tasks.values()], { kind: 'retry', by: 'op' });
     expect(check.ok).toBe(true);
     if (!check.ok) return;
     await sim.send(check.value);

@@ -2,6 +2,7 @@ import type { Workflow } from '../definition/workflow.js';
 import type { Json } from '../json.js';
 import { type Action, applyAction } from './actions.js';
 import type { DecideOptions } from './decide-options.js';
+import type { Flow } from './flow.js';
 import { emptyMailbox, type Mailbox, mailboxKey } from './mailbox.js';
 import {
   type DecisionState,
@@ -12,12 +13,18 @@ import {
   taskKey,
 } from './state.js';
 
+/** Builds the graph traversal a decision context hands to its handlers. */
+export type FlowFactory = (ctx: DecisionContext) => Flow;
+
 /**
  * The working memory of one decision: the state as changed so far and the actions that changed it.
  * Every change goes through `emit`, so what the decision reads afterwards is what the shell will store.
+ * Handlers move control through the graph with `flow`.
  */
 export class DecisionContext {
   readonly actions: Action[] = [];
+  /** Graph movement for handlers: starting nodes, passing control on, ending the run. */
+  readonly flow: Flow;
   private readonly tasks: Map<string, TaskState | null>;
   private readonly mailboxes: Map<string, Mailbox | null>;
   private runView: RunView;
@@ -27,12 +34,19 @@ export class DecisionContext {
     readonly workflow: Workflow,
     state: DecisionState,
     readonly now: Date,
-    readonly options: DecideOptions = {},
+    readonly options: DecideOptions,
+    private readonly makeFlow: FlowFactory,
   ) {
     this.tasks = new Map(state.tasks);
     this.mailboxes = new Map(state.mailboxes ?? []);
     this.runView = state.run;
     this.complete = state.complete === true;
+    this.flow = makeFlow(this);
+  }
+
+  /** A new context over this one's state as changed so far, deciding with `options`. */
+  fork(options: DecideOptions): DecisionContext {
+    return new DecisionContext(this.workflow, this.state(), this.now, options, this.makeFlow);
   }
 
   get run(): RunView {

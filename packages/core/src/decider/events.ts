@@ -1,5 +1,5 @@
 import type { Json } from '../json.js';
-import type { ControlEvent } from './control-events.js';
+import type { OperatorEvent } from './operator/operator-events.js';
 import type { RunError, TaskError } from './state.js';
 
 /**
@@ -12,12 +12,6 @@ export type TimerPurpose = {
   readonly iteration: string;
   readonly attempt: number;
 };
-
-/** Who asked for an operator action, and why; recorded in history. */
-export interface Requester {
-  readonly by: string;
-  readonly reason?: string;
-}
 
 /** Everything that can happen to a run. The decider handles exactly one at a time. */
 export type RunEvent =
@@ -58,7 +52,6 @@ export type RunEvent =
     }
   /** A compensating run takes its next compensation (put in the inbox by the decision that failed it). */
   | { readonly kind: 'compensation_due' }
-  | ({ readonly kind: 'run_cancelled' } & Requester)
   /** The stuck-run sweeper found the run with nothing able to wake it: look at every node again. */
   | { readonly kind: 'run_swept'; readonly idleMs: number }
   | {
@@ -71,7 +64,8 @@ export type RunEvent =
       readonly worker: string;
       readonly details?: Json;
     }
-  | ControlEvent;
+  /** An operator's action (operator/operator-events.ts). */
+  | OperatorEvent;
 
 /** The kinds of run event. */
 export type RunEventKind = RunEvent['kind'];

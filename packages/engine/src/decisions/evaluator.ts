@@ -3,7 +3,7 @@ import {
   type DecideOptions,
   type DecisionState,
   decide,
-  isControlEvent,
+  isOperatorAction,
   needsWholeRun,
   planLoad,
   type RunEvent,
@@ -191,9 +191,9 @@ export class Evaluator {
         // deciders do not spin on the run while it is paused. Only an operator's actions are decided; the
         // inbox stays, since deciding its events now would drop what they start (invariant 5; test: "pause,
         // completions during the pause, resume").
-        const rest = item.own.filter((e) => !isControlEvent(e));
+        const rest = item.own.filter((e) => !isOperatorAction(e));
         pass.writes.inboxAppend.push(...rest.map((event) => ({ runId: item.run.id, event })));
-        events = item.own.filter(isControlEvent);
+        events = item.own.filter(isOperatorAction);
         if (events.length === 0) continue;
       } else {
         events = [...waiting.map((i) => i.event), ...item.own];

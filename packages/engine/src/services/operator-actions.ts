@@ -1,8 +1,8 @@
 import {
-  type ControlRequest,
-  checkControl,
+  checkOperatorRequest,
   isTaskRequest,
   type Json,
+  type OperatorRequest,
   type RunEvent,
   type TaskState,
   WeftError,
@@ -94,11 +94,11 @@ export class OperatorActionService {
   }
 
   /** Applies a checked operator request in one transaction under the run's row lock. */
-  async act(runId: string, request: ControlRequest): Promise<RunRecord> {
+  async act(runId: string, request: OperatorRequest): Promise<RunRecord> {
     return this.locked(runId, async (tx, run) => {
       const workflow = await this.ctx.definitions.workflow(run.definitionId);
       const rows = await this.read(tx, run, request);
-      const checked = checkControl(workflow, runView(run), rows.map(state), request);
+      const checked = checkOperatorRequest(workflow, runView(run), rows.map(state), request);
       if (!checked.ok) {
         const { code, message, status } = checked.error;
         throw new WeftError(code, message, status, { run_id: run.id, status: run.status });
@@ -145,7 +145,7 @@ export class OperatorActionService {
   }
 
   /** What the check of a request reads: the task it acts on (locked), or every instance of the run. */
-  private async read(tx: StoreTx, run: LockedRun, request: ControlRequest): Promise<LoadedTask[]> {
+  private async read(tx: StoreTx, run: LockedRun, request: OperatorRequest): Promise<LoadedTask[]> {
     if (isTaskRequest(request)) {
       return tx.lockTasks([{ runId: run.id, nodeId: request.nodeId, iteration: request.iteration ?? '' }]);
     }

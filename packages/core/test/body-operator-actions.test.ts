@@ -1,4 +1,4 @@
-import { type ControlRequest, checkControl, type TaskState } from '@weft/core';
+import { checkOperatorRequest, type OperatorRequest, type TaskState } from '@weft/core';
 import { describe, expect, it } from 'vitest';
 import { Sim, workflowOf } from './sim.js';
 
@@ -20,8 +20,8 @@ edges:
   - { from: each, to: report }
 `);
 
-function check(sim: Sim, request: ControlRequest) {
-  return checkControl(sim.workflow, sim.run, [...sim.tasks.values()] as TaskState[], request);
+function check(sim: Sim, request: OperatorRequest) {
+  return checkOperatorRequest(sim.workflow, sim.run, [...sim.tasks.values()] as TaskState[], request);
 }
 
 async function started(items: number[]): Promise<Sim> {

@@ -1,7 +1,7 @@
-import type { Workflow } from '../definition/workflow.js';
-import { iterationDepth } from './iterations.js';
-import { instanceLabel } from './reset.js';
-import type { TaskState } from './state.js';
+import type { Workflow } from '../../definition/workflow.js';
+import { iterationDepth } from '../iterations.js';
+import type { TaskState } from '../state.js';
+import { instanceLabel } from './instances.js';
 
 /**
  * Retry and rerun (an operator's) run node instances again by node and iteration, with placeholders

@@ -1,31 +1,31 @@
-import type { Json } from '../json.js';
-import type { DecisionContext } from './context.js';
-import { failRun, putTask } from './flow.js';
-import type { Arrival, TaskError, TaskState } from './state.js';
+import type { Json } from '../../json.js';
+import type { DecisionContext } from '../context.js';
+import type { TaskError, TaskState } from '../state.js';
+import { putTask } from '../task-rows.js';
+import type { Reach } from './node-handler.js';
 
 /**
- * How a node the engine runs itself ends: completed with an output, or failed, which fails the run (a
- * control node has no retry policy: what fails it is in the definition or the data, and a retry would
- * fail the same way).
+ * How a node ends when the engine holds it: completed with an output, or failed, which fails the run. A
+ * control-flow node has no retry policy: what fails it is in the definition or the data, and a retry
+ * would fail the same way.
  */
 
-/** Fails a node that could not start (an expression failed, a value had the wrong type) and the run. */
+/**
+ * Fails a node that could not start (an expression failed, a value had the wrong type) and the run. The
+ * history names `attempt` (by default 1).
+ */
 export function failAtStart(
   ctx: DecisionContext,
   nodeId: string,
-  iteration: string,
-  waiting: TaskState | null,
-  arrivals: readonly Arrival[],
+  reach: Reach,
   message: string,
+  attempt = 1,
 ): void {
+  const { iteration, waiting, arrivals } = reach;
   const error: TaskError = { message, reason: 'input', retryable: false };
   putTask(ctx, nodeId, iteration, waiting, { status: 'failed', input: null, error, arrivals });
-  ctx.record(
-    'task.failed',
-    { error: error as unknown as Json, final: true },
-    { nodeId, iteration, attempt: 1 },
-  );
-  failRun(ctx, { message: `node "${nodeId}" failed: ${message}`, node: nodeId, reason: 'input' });
+  ctx.record('task.failed', { error: error as unknown as Json, final: true }, { nodeId, iteration, attempt });
+  ctx.flow.failRun({ message: `node "${nodeId}" failed: ${message}`, node: nodeId, reason: 'input' });
 }
 
 /** Completes a node instance the engine holds in `running` (a wait, a loop, a map). */
@@ -65,7 +65,7 @@ export function failRunning(
   });
   const at = { nodeId: task.nodeId, iteration: task.iteration, attempt: task.attempt };
   ctx.record('task.failed', { error: error as unknown as Json, final: true }, at);
-  failRun(ctx, { message: `node "${task.nodeId}" failed: ${message}`, node: task.nodeId, reason });
+  ctx.flow.failRun({ message: `node "${task.nodeId}" failed: ${message}`, node: task.nodeId, reason });
 }
 
 /** Describes a value's type for messages: `text "x"`, `the number 3`, `an object`, `a list`, `null`. */

@@ -1,4 +1,4 @@
-import { type ControlRequest, checkControl, type RunEvent, type TaskState } from '@weft/core';
+import { checkOperatorRequest, type OperatorRequest, type RunEvent, type TaskState } from '@weft/core';
 import { describe, expect, it } from 'vitest';
 import { Sim, workflowOf } from './sim.js';
 
@@ -33,11 +33,11 @@ edges:
 
 const by = { by: 'ops@example.com', reason: 'incident 42' };
 
-function check(sim: Sim, request: ControlRequest) {
-  return checkControl(sim.workflow, sim.run, [...sim.tasks.values()] as TaskState[], request);
+function check(sim: Sim, request: OperatorRequest) {
+  return checkOperatorRequest(sim.workflow, sim.run, [...sim.tasks.values()] as TaskState[], request);
 }
 
-async function control(sim: Sim, request: ControlRequest) {
+async function control(sim: Sim, request: OperatorRequest) {
   const checked = check(sim, request);
   if (!checked.ok) throw new Error(checked.error.message);
   return sim.send(checked.value);
@@ -63,7 +63,7 @@ describe('pause and resume', () => {
 
   it('refuses actions that make no sense in the run state, naming the state', () => {
     const sim = new Sim(diamond);
-    const refusal = (r: ControlRequest) => {
+    const refusal = (r: OperatorRequest) => {
       const c = check(sim, r);
       return c.ok ? null : c.error;
     };

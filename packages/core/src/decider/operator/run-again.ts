@@ -1,9 +1,9 @@
-import { downstreamOf } from '../definition/graph.js';
-import type { Workflow } from '../definition/workflow.js';
+import { downstreamOf } from '../../definition/graph.js';
+import type { Workflow } from '../../definition/workflow.js';
+import type { DecisionContext } from '../context.js';
+import { type TaskState, type TaskStatus, taskKey } from '../state.js';
 import { atOwnLevel } from './body-rerun.js';
-import type { DecisionContext } from './context.js';
-import { activate, arrive, completeRun } from './flow.js';
-import { type TaskState, type TaskStatus, taskKey } from './state.js';
+import { type Instance, inGraphOrder } from './instances.js';
 
 /**
  * Running node instances again (an operator's retry or rerun), as new attempts that never overwrite the
@@ -20,12 +20,6 @@ import { type TaskState, type TaskStatus, taskKey } from './state.js';
 const UNFINISHED: ReadonlySet<TaskStatus> = new Set(['failed', 'timed_out', 'cancelled']);
 const DONE: ReadonlySet<TaskStatus> = new Set(['completed', 'skipped']);
 
-/** A node instance: node id and iteration. */
-export interface Instance {
-  readonly nodeId: string;
-  readonly iteration: string;
-}
-
 /** The instances a retry runs again: those whose latest attempt failed, timed out or was cancelled. */
 export function retrySet(tasks: readonly TaskState[]): TaskState[] {
   return tasks.filter((t) => UNFINISHED.has(t.status));
@@ -41,20 +35,6 @@ export function rerunSet(workflow: Workflow, tasks: readonly TaskState[], from: 
   return tasks.filter(
     (t) => (down.has(t.nodeId) && t.iteration === from.iteration) || UNFINISHED.has(t.status),
   );
-}
-
-/** Instances sorted so that every edge goes forward (then by iteration), for decisions and history. */
-export function inGraphOrder<T extends Instance>(workflow: Workflow, instances: readonly T[]): T[] {
-  const order = new Map(workflow.graph.order.map((id, i) => [id, i]));
-  return [...instances].sort(
-    (a, b) =>
-      (order.get(a.nodeId) ?? 0) - (order.get(b.nodeId) ?? 0) || a.iteration.localeCompare(b.iteration),
-  );
-}
-
-/** A short name of an instance for history: `node` or `node[iteration]`. */
-export function instanceLabel(t: Instance): string {
-  return t.iteration ? `${t.nodeId}[${t.iteration}]` : t.nodeId;
 }
 
 /**
@@ -99,7 +79,7 @@ export async function runAgain(ctx: DecisionContext, chosen: readonly TaskState[
   for (const t of again) {
     if (ctx.run.status !== 'running') return;
     if ((graph.predecessors.get(t.nodeId) ?? []).length > 0) continue;
-    await activate(ctx, t.nodeId, t.iteration, ctx.task(t.nodeId, t.iteration), []);
+    await ctx.flow.activate(t.nodeId, t.iteration, ctx.task(t.nodeId, t.iteration), []);
   }
 
   const chosenKeys = new Set(again.map((t) => taskKey(t.nodeId, t.iteration)));
@@ -113,10 +93,10 @@ export async function runAgain(ctx: DecisionContext, chosen: readonly TaskState[
       if (ctx.run.status !== 'running') return;
       const target = ctx.task(next, done.iteration);
       if (target !== null && target.status !== 'waiting') continue; // finished and kept: nothing to redo
-      await arrive(ctx, next, done.iteration, { from: done.nodeId, taken: passesOn(done) });
+      await ctx.flow.arrive(next, done.iteration, { from: done.nodeId, taken: passesOn(done) });
     }
   }
 
   // Only a join that fires on its first branch can leave every sink done with work still chosen.
-  if (ctx.run.status === 'running' && ctx.run.sinksDone >= graph.sinks.length) await completeRun(ctx);
+  if (ctx.run.status === 'running' && ctx.run.sinksDone >= graph.sinks.length) await ctx.flow.completeRun();
 }

@@ -1,15 +1,18 @@
-import { compensatedNodeOf } from '../definition/compensation.js';
-import type { Workflow } from '../definition/workflow.js';
-import type { Json } from '../json.js';
-import { err, ok, type Result } from '../result.js';
+import { compensatedNodeOf } from '../../definition/compensation.js';
+import type { Workflow } from '../../definition/workflow.js';
+import type { Json } from '../../json.js';
+import { err, ok, type Result } from '../../result.js';
+import type { RunEvent } from '../events.js';
+import { isTerminalRun, type RunView, type TaskState } from '../state.js';
 import { reopensBody } from './body-rerun.js';
-import { overrideTarget, RETRYABLE_RUN_STATUSES } from './control.js';
-import type { Requester, RunEvent } from './events.js';
-import { instanceLabel, rerunSet, retrySet } from './reset.js';
-import { isTerminalRun, type RunView, type TaskState } from './state.js';
+import { RETRYABLE_RUN_STATUSES } from './decide-operator.js';
+import { instanceLabel } from './instances.js';
+import type { Requester } from './operator-events.js';
+import { overrideTarget } from './override.js';
+import { rerunSet, retrySet } from './run-again.js';
 
 /** An operator's request, before it is checked against the run. */
-export type ControlRequest = Requester &
+export type OperatorRequest = Requester &
   (
     | { readonly kind: 'pause' | 'resume' | 'cancel' | 'terminate' | 'retry' }
     | { readonly kind: 'rerun'; readonly nodeId: string; readonly iteration?: string }
@@ -29,7 +32,7 @@ export type ControlRequest = Requester &
   );
 
 /** The kinds of operator request. */
-export type ControlKind = ControlRequest['kind'];
+export type OperatorRequestKind = OperatorRequest['kind'];
 
 /** Why a request was refused: a stable code, an HTTP-like status and a message that says what to do. */
 export interface Refusal {
@@ -40,8 +43,8 @@ export interface Refusal {
 
 /** True for requests that act on one task (and need its latest attempt, locked). */
 export function isTaskRequest(
-  request: ControlRequest,
-): request is Extract<ControlRequest, { kind: 'skip' | 'complete' | 'fail' }> {
+  request: OperatorRequest,
+): request is Extract<OperatorRequest, { kind: 'skip' | 'complete' | 'fail' }> {
   return request.kind === 'skip' || request.kind === 'complete' || request.kind === 'fail';
 }
 
@@ -51,11 +54,11 @@ export function isTaskRequest(
  * rerun and resume; the one instance for a task request. Pure: the same state always gives the same
  * answer, and the decider applies the same rules again (so a request that slipped through changes nothing).
  */
-export function checkControl(
+export function checkOperatorRequest(
   workflow: Workflow,
   run: RunView,
   tasks: readonly TaskState[],
-  request: ControlRequest,
+  request: OperatorRequest,
 ): Result<RunEvent, Refusal> {
   const by: Requester = { by: request.by, ...(request.reason ? { reason: request.reason } : {}) };
   const is = `run ${run.id} is ${run.status}`;
@@ -140,7 +143,7 @@ function checkTask(
   workflow: Workflow,
   run: RunView,
   tasks: readonly TaskState[],
-  request: Extract<ControlRequest, { kind: 'skip' | 'complete' | 'fail' }>,
+  request: Extract<OperatorRequest, { kind: 'skip' | 'complete' | 'fail' }>,
   by: Requester,
 ): Result<RunEvent, Refusal> {
   const verb = { skip: 'skipped', complete: 'completed', fail: 'failed' }[request.kind];

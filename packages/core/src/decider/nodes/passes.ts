@@ -1,20 +1,18 @@
-import type { ContainerNode } from '../definition/node-types.js';
-import type { Json } from '../json.js';
-import type { DecisionContext } from './context.js';
-import { activate } from './flow.js';
-import { childIteration, iterationIndex, parentIteration } from './iterations.js';
-import { loopPassDone } from './loop.js';
-import { mapItemDone } from './map.js';
-import { describeValue, failRunning } from './outcome.js';
-import { evaluateAt, loadAll } from './scope.js';
-import type { TaskState } from './state.js';
+import type { ContainerNode } from '../../definition/node-types.js';
+import type { Json } from '../../json.js';
+import type { DecisionContext } from '../context.js';
+import { childIteration, iterationIndex, parentIteration } from '../iterations.js';
+import { evaluateAt, loadAll } from '../scope.js';
+import type { TaskState } from '../state.js';
+import { failRunning } from './outcome.js';
 
 /**
  * Passes of loops and items of maps. Each pass (or item) has a row of its own: the container's node id at
  * the pass's iteration key (`poll` at `2`), holding the item as input and the pass's output once done.
  * It works like a join of the body's last nodes: each one that finishes (or is skipped) arrives there, and
- * when all have, the pass is done and the container decides what follows. So finishing a pass reads the
- * pass, never the other passes: the cost of a step does not grow with the number of passes or items.
+ * when all have, the pass is done and the container decides what follows (its handler's `bodyDone`). So
+ * finishing a pass reads the pass, never the other passes: the cost of a step does not grow with the
+ * number of passes or items.
  */
 
 /**
@@ -57,27 +55,31 @@ export async function startIteration(
   ctx.assumeAbsent(container.body.nodes.map((n) => ({ nodeId: n.id, iteration })));
   for (const entry of ctx.workflow.graph.bodies.get(container.id)?.entries ?? []) {
     if (ctx.run.status !== 'running') return;
-    await activate(ctx, entry, iteration, null, []);
+    await ctx.flow.activate(entry, iteration, null, []);
   }
 }
 
-/** A last node of a body finished (or was skipped) in the pass at `iteration`. */
+/**
+ * A last node of a body finished (or was skipped) in the pass at `iteration`. When that was the pass's
+ * last one, completes the pass and returns the container instance's key and the pass's index, for the
+ * container to decide what follows; otherwise null.
+ */
 export async function bodySinkDone(
   ctx: DecisionContext,
-  containerId: string,
+  container: ContainerNode,
   sinkId: string,
   iteration: string,
   taken: boolean,
-): Promise<void> {
-  const container = ctx.workflow.node(containerId) as ContainerNode;
+): Promise<{ parent: string; index: number } | null> {
+  const containerId = container.id;
   const pass = ctx.task(containerId, iteration);
-  if (pass?.status !== 'running' || pass.arrivals.some((a) => a.from === sinkId)) return;
+  if (pass?.status !== 'running' || pass.arrivals.some((a) => a.from === sinkId)) return null;
   const arrivals = [...pass.arrivals, { from: sinkId, taken }];
   const sinks = ctx.workflow.graph.bodies.get(containerId)?.sinks ?? [];
   const at = { nodeId: containerId, iteration, attempt: pass.attempt };
   if (arrivals.length < sinks.length) {
     ctx.emit({ kind: 'update_task', ...at, expect: 'running', status: 'running', arrivals });
-    return;
+    return null;
   }
   const parent = parentIteration(iteration);
   const index = iterationIndex(iteration);
@@ -87,7 +89,7 @@ export async function bodySinkDone(
     const own = ctx.task(containerId, parent);
     const unit = container.kind === 'loop' ? 'pass' : 'item';
     if (own) failRunning(ctx, own, `${unit} ${index}: ${output.message}`, 'input');
-    return;
+    return null;
   }
   ctx.emit({
     kind: 'update_task',
@@ -97,8 +99,7 @@ export async function bodySinkDone(
     arrivals,
     output: output.value,
   });
-  if (container.kind === 'map') await mapItemDone(ctx, container, parent);
-  else await loopPassDone(ctx, container, parent, index);
+  return { parent, index };
 }
 
 /**
@@ -141,10 +142,4 @@ export function gatherOutputs(
     Array.from({ length: count }, (_, i) => ({ nodeId: containerId, iteration: childIteration(parent, i) })),
   );
   return rows.map((row) => row?.output ?? null);
-}
-
-/** Checks that a `while` gave a boolean. */
-export function asCondition(value: Json): { ok: true; value: boolean } | { ok: false; message: string } {
-  if (typeof value === 'boolean') return { ok: true, value };
-  return { ok: false, message: `while must give true or false, not ${describeValue(value)}` };
 }

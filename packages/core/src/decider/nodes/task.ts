@@ -1,0 +1,56 @@
+import type { TaskNode } from '../../definition/node-types.js';
+import { putTask } from '../task-rows.js';
+import type { NodeHandler } from './node-handler.js';
+import { nodeInput } from './node-input.js';
+import { failAtStart } from './outcome.js';
+
+/**
+ * A task node: work a worker does. Reaching it queues attempt 1 with the computed input for the workers
+ * of its task type; its outcome comes back as `node_completed` or `node_failed`, and a retry queues the
+ * next attempt with the same input.
+ */
+export const taskNode: NodeHandler<TaskNode> = {
+  async activate(ctx, node, reach) {
+    const { iteration, waiting, arrivals } = reach;
+    const attempt = waiting?.attempt ?? 1;
+    const input = await nodeInput(ctx, node.id, iteration);
+    if (!input.ok) {
+      failAtStart(ctx, node.id, reach, input.message, attempt);
+      return;
+    }
+    putTask(ctx, node.id, iteration, waiting, {
+      status: 'queued',
+      input: input.value,
+      arrivals,
+      dispatch: { taskType: node.taskType, priority: node.priority, timeoutMs: node.timeoutMs },
+    });
+    ctx.record('task.scheduled', { task_type: node.taskType }, { nodeId: node.id, iteration, attempt });
+  },
+
+  retry(ctx, node, failed, delayMs) {
+    const attempt = failed.attempt + 1;
+    const { iteration } = failed;
+    ctx.emit({
+      kind: 'create_task',
+      nodeId: node.id,
+      iteration,
+      attempt,
+      status: 'queued',
+      input: failed.input,
+      output: null,
+      error: null,
+      arrivals: [],
+      dispatch: {
+        taskType: node.taskType,
+        priority: node.priority,
+        timeoutMs: node.timeoutMs,
+        ...(delayMs > 0 ? { delayMs } : {}),
+      },
+    });
+    ctx.record(
+      'task.scheduled',
+      { task_type: node.taskType, retry: true, ...(delayMs > 0 ? { delay_ms: delayMs } : {}) },
+      { nodeId: node.id, iteration, attempt },
+    );
+  },
+};
