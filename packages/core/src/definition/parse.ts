@@ -2,6 +2,7 @@ import type { MappingSource } from '../expr/mapping.js';
 import type { JsonObject } from '../json.js';
 import { isJsonObject } from '../json.js';
 import { err, ok, type Result } from '../result.js';
+import { deepFreeze } from './freeze.js';
 import { describeLocated, type Located, parseLocated } from './located.js';
 import type {
   EdgeDef,
@@ -43,7 +44,8 @@ interface Defaults {
 
 /**
  * Parses and validates a YAML definition. Every problem found is returned, each with its line and, where
- * it belongs to a node, the node id; nothing is returned half-valid.
+ * it belongs to a node, the node id; nothing is returned half-valid. A valid definition comes back deeply
+ * frozen.
  */
 export function parseDefinition(text: string): Result<Definition, DefinitionProblem[]> {
   const { tree, problems: syntax } = parseLocated(text);
@@ -99,7 +101,7 @@ export function parseDefinition(text: string): Result<Definition, DefinitionProb
     ]);
   }
   const checked = validateDefinition(definition);
-  return checked.length > 0 ? err(checked) : ok(definition);
+  return checked.length > 0 ? err(checked) : ok(deepFreeze(definition));
 }
 
 /** Node ids as written, valid or not, those inside loop and map bodies included. */

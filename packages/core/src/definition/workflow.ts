@@ -3,6 +3,7 @@ import { type CompiledMapping, compileMapping } from '../expr/mapping.js';
 import { canonicalJson } from '../json.js';
 import { compensationNodeId, SAGA_LOG_NODE } from './compensation.js';
 import { allNodes, isContainer } from './containers.js';
+import { deepFreeze } from './freeze.js';
 import { buildGraph, type Graph, sortedEdges } from './graph.js';
 import { nodeMappings } from './mappings.js';
 import type { NodeDef, TaskNode } from './node-types.js';
@@ -26,8 +27,9 @@ export interface Workflow {
   readonly compensable: boolean;
 }
 
-/** Prepares a definition that has passed validation. */
+/** Prepares a definition that has passed validation (and freezes it: the decider never changes it). */
 export function compileWorkflow(definition: Definition): Workflow {
+  deepFreeze(definition);
   const graph = buildGraph(definition);
   const mappings = new Map<string, CompiledMapping>();
   const signals = new Set<string>();
