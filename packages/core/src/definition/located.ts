@@ -14,20 +14,29 @@ export interface LocatedEntry {
   readonly value: Located;
 }
 
-/** A YAML syntax problem. */
+/** A YAML problem: a syntax error (the text cannot be read as YAML) or a key repeated in one map. */
 export interface SyntaxProblem {
   readonly line: number;
+  /** 1-based column where the problem starts; absent for a repeated key (the line says where). */
+  readonly column?: number;
   readonly message: string;
+  /** True for a syntax error: nothing of the document can be trusted. A repeated key leaves the rest. */
+  readonly fatal: boolean;
 }
 
-/** Parses YAML text into a located tree, or lists the syntax problems (duplicate keys included). */
+/**
+ * Parses YAML text into a located tree. A syntax error gives no tree and every syntax problem, each at its
+ * own line and column; a key repeated in one map is a problem too, but the tree is still built (with the
+ * key's first value), so the rest of the document can be checked.
+ */
 export function parseLocated(text: string): { tree: Located | null; problems: SyntaxProblem[] } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: false, prettyErrors: false });
-  const problems: SyntaxProblem[] = doc.errors.map((e) => ({
-    line: e.linePos?.[0]?.line ?? 1,
-    message: e.message.split('\n')[0] ?? e.message,
-  }));
+  const problems: SyntaxProblem[] = doc.errors.map((e) => {
+    // Without prettyErrors the error carries only its offsets: place them with the line counter.
+    const at = lineCounter.linePos(e.pos[0]);
+    return { line: at.line, column: at.col, message: e.message.split('\n')[0] ?? e.message, fatal: true };
+  });
   if (problems.length > 0) return { tree: null, problems };
   const lineOf = (node: Node | null | undefined): number =>
     node?.range ? lineCounter.linePos(node.range[0]).line : 1;
@@ -45,6 +54,7 @@ export function parseLocated(text: string): { tree: Located | null; problems: Sy
           problems.push({
             line,
             message: `the key "${key}" appears twice in one map (first on line ${earlier})`,
+            fatal: false,
           });
           continue;
         }
@@ -70,9 +80,10 @@ export function parseLocated(text: string): { tree: Located | null; problems: Sy
     }
     return { kind: 'scalar', line: 1, value: null };
   };
-  if (doc.contents == null) return { tree: null, problems: [{ line: 1, message: 'the document is empty' }] };
+  if (doc.contents == null)
+    return { tree: null, problems: [{ line: 1, message: 'the document is empty', fatal: true }] };
   const tree = convert(doc.contents);
-  return problems.length > 0 ? { tree: null, problems } : { tree, problems };
+  return { tree, problems };
 }
 
 /** Turns a located tree back into plain JSON. */

@@ -5,9 +5,17 @@ import type {
   ControlFlowNode,
   EdgeDef,
   EdgeWhen,
+  LoopNode,
+  MapNode,
   NodeCommon,
   NodeDef,
+  NodeOfKind,
+  SwitchNode,
   TaskNode,
+  TerminateNode,
+  TransformNode,
+  WaitForEventNode,
+  WaitNode,
 } from './node-types.js';
 import { MAX_DURATION_MS, SIGNAL_NAME_PATTERN } from './patterns.js';
 import type { MapReader } from './reader.js';
@@ -30,7 +38,25 @@ export interface BodyReaders {
   nodes(reader: MapReader, prefix: string): NodeDef[];
   edges(reader: MapReader, prefix: string): EdgeDef[];
   task(reader: MapReader): Omit<TaskNode, keyof NodeCommon | 'kind'> | undefined;
+  /** Keeps a loop or map whose own fields are broken as a stand-in, with the body that could be read. */
+  broken<N extends NodeDef>(node: N): N;
 }
+
+type Reader<K extends ControlFlowNode['kind']> = (
+  r: MapReader,
+  common: NodeCommon,
+  parts: BodyReaders,
+) => NodeOfKind<K> | undefined;
+
+const READERS: { readonly [K in ControlFlowNode['kind']]: Reader<K> } = {
+  switch: readSwitch,
+  wait: readWait,
+  wait_for_event: readWaitForEvent,
+  loop: readLoop,
+  map: readMap,
+  transform: readTransform,
+  terminate: readTerminate,
+};
 
 /** Reads the fields of a control-flow node; reports problems on the reader; undefined when unusable. */
 export function readControlFlowNode(
@@ -39,95 +65,118 @@ export function readControlFlowNode(
   common: NodeCommon,
   parts: BodyReaders,
 ): ControlFlowNode | undefined {
-  switch (kind) {
-    case 'switch': {
-      const expression = r.string('expression', { required: true });
-      r.done('a switch node (expected id, kind, description, join, expression)');
-      return expression === undefined ? undefined : { ...common, kind, expression };
-    }
-    case 'wait': {
-      const durationMs = r.duration('duration', { minMs: 0, maxMs: MAX_DURATION_MS });
-      const until = r.string('until');
-      r.done('a wait node (expected id, kind, description, join, duration, until)');
-      if ((durationMs === undefined) === (until === undefined)) {
-        if (!r.has('duration') && !r.has('until'))
-          r.problem('a wait node needs either duration (like 2h) or until (an expression giving a time)');
-        else if (r.has('duration') && r.has('until'))
-          r.problem('give either duration or until, not both', r.lineOf('until'));
-        return undefined;
-      }
-      return { ...common, kind, durationMs: durationMs ?? null, until: until ?? null };
-    }
-    case 'wait_for_event': {
-      const event = r.string('event', {
-        required: true,
-        pattern: SIGNAL_NAME_PATTERN,
-        patternHint: 'is not a valid signal name: use letters, digits, ".", "_", ":", "/" and "-"',
-      });
-      const correlation = r.string('correlation');
-      const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_DURATION_MS });
-      r.done('a wait_for_event node (expected id, kind, description, join, event, correlation, timeout)');
-      if (event === undefined) return undefined;
-      return { ...common, kind, event, correlation: correlation ?? null, timeoutMs: timeoutMs ?? null };
-    }
-    case 'loop': {
-      const condition = r.string('while', { required: true });
-      const maxIterations = r.integer('max_iterations', { min: 1, max: MAX_LOOP_ITERATIONS });
-      if (!r.has('max_iterations'))
-        r.problem(
-          `is required (at most ${MAX_LOOP_ITERATIONS}): a loop needs a limit`,
-          r.source.line,
-          'max_iterations',
-        );
-      const body = readBody(r, parts);
-      r.done('a loop node (expected id, kind, description, join, while, max_iterations, body)');
-      if (condition === undefined || maxIterations === undefined || !body) return undefined;
-      return { ...common, kind, while: condition, maxIterations, body };
-    }
-    case 'map': {
-      const items = r.string('items', { required: true });
-      const concurrency = r.integer('concurrency', { min: 1, max: 100_000 });
-      let body: Body | undefined;
-      if (r.has('body') && r.has('task')) {
-        r.problem('give either body (a sub-graph) or task (one task per item), not both', r.lineOf('task'));
-        r.entry('body');
-        r.entry('task');
-      } else if (r.has('task')) {
-        body = readMapTask(r, common.id, parts);
-      } else if (r.has('body')) {
-        body = readBody(r, parts);
-      } else {
-        r.problem('a map node needs a body (a sub-graph run per item) or a task (one task per item)');
-      }
-      r.done('a map node (expected id, kind, description, join, items, concurrency, body, task)');
-      if (items === undefined || !body) return undefined;
-      return { ...common, kind, items, concurrency: concurrency ?? null, body };
-    }
-    case 'transform': {
-      if (!r.has('value'))
-        r.problem('is required: the mapping that computes the output', r.source.line, 'value');
-      const value = r.json('value');
-      const vars = r.json('vars');
-      if (vars !== undefined && (vars === null || typeof vars !== 'object' || Array.isArray(vars)))
-        r.problem('must be a map of variable names to expressions', r.lineOf('vars'), 'vars');
-      r.done('a transform node (expected id, kind, description, join, value, vars)');
-      if (value === undefined) return undefined;
-      return { ...common, kind, value, vars: vars ?? null };
-    }
-    case 'terminate': {
-      const status = r.oneOf('status', ['completed', 'failed'] as const);
-      if (!r.has('status')) r.problem('is required: completed or failed', r.source.line, 'status');
-      const output = r.json('output');
-      const reason = r.string('reason');
-      r.done('a terminate node (expected id, kind, description, join, status, output, reason)');
-      if (status === 'completed' && reason !== undefined)
-        r.problem('reason is for status failed; a completed run takes an output', r.lineOf('reason'));
-      if (status === 'failed' && output !== undefined)
-        r.problem('output is for status completed; a failed run takes a reason', r.lineOf('output'));
-      if (status === undefined) return undefined;
-      return { ...common, kind, status, output: output ?? null, reason: reason ?? null };
-    }
+  return (READERS[kind] as Reader<typeof kind>)(r, common, parts);
+}
+
+function readSwitch(r: MapReader, common: NodeCommon): SwitchNode | undefined {
+  const expression = r.string('expression', { required: true });
+  r.done('a switch node (expected id, kind, description, join, expression)');
+  return expression === undefined ? undefined : { ...common, kind: 'switch', expression };
+}
+
+function readWait(r: MapReader, common: NodeCommon): WaitNode | undefined {
+  const durationMs = r.duration('duration', { minMs: 0, maxMs: MAX_DURATION_MS });
+  const until = r.string('until');
+  r.done('a wait node (expected id, kind, description, join, duration, until)');
+  if ((durationMs === undefined) === (until === undefined)) {
+    if (!r.has('duration') && !r.has('until'))
+      r.problem('a wait node needs either duration (like 2h) or until (an expression giving a time)');
+    else if (r.has('duration') && r.has('until'))
+      r.problem('give either duration or until, not both', r.lineOf('until'));
+    return undefined;
   }
+  return { ...common, kind: 'wait', durationMs: durationMs ?? null, until: until ?? null };
+}
+
+function readWaitForEvent(r: MapReader, common: NodeCommon): WaitForEventNode | undefined {
+  const event = r.string('event', {
+    required: true,
+    pattern: SIGNAL_NAME_PATTERN,
+    patternHint: 'is not a valid signal name: use letters, digits, ".", "_", ":", "/" and "-"',
+  });
+  const correlation = r.string('correlation');
+  const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_DURATION_MS });
+  r.done('a wait_for_event node (expected id, kind, description, join, event, correlation, timeout)');
+  if (event === undefined) return undefined;
+  return {
+    ...common,
+    kind: 'wait_for_event',
+    event,
+    correlation: correlation ?? null,
+    timeoutMs: timeoutMs ?? null,
+  };
+}
+
+function readLoop(r: MapReader, common: NodeCommon, parts: BodyReaders): LoopNode | undefined {
+  const condition = r.string('while', { required: true });
+  const maxIterations = r.integer('max_iterations', { min: 1, max: MAX_LOOP_ITERATIONS });
+  if (!r.has('max_iterations')) {
+    const message = `is required (at most ${MAX_LOOP_ITERATIONS}): a loop needs a limit`;
+    r.problem(message, r.source.line, 'max_iterations');
+  }
+  const body = readBody(r, parts);
+  r.done('a loop node (expected id, kind, description, join, while, max_iterations, body)');
+  if (!body) return undefined;
+  const node: LoopNode = {
+    ...common,
+    kind: 'loop',
+    while: condition ?? 'false',
+    maxIterations: maxIterations ?? 1,
+    body,
+  };
+  return condition === undefined || maxIterations === undefined ? parts.broken(node) : node;
+}
+
+function readMap(r: MapReader, common: NodeCommon, parts: BodyReaders): MapNode | undefined {
+  const items = r.string('items', { required: true });
+  const concurrency = r.integer('concurrency', { min: 1, max: 100_000 });
+  let body: Body | undefined;
+  if (r.has('body') && r.has('task')) {
+    r.problem('give either body (a sub-graph) or task (one task per item), not both', r.lineOf('task'));
+    r.entry('body');
+    r.entry('task');
+  } else if (r.has('task')) {
+    body = readMapTask(r, common.id, parts);
+  } else if (r.has('body')) {
+    body = readBody(r, parts);
+  } else {
+    r.problem('a map node needs a body (a sub-graph run per item) or a task (one task per item)');
+  }
+  r.done('a map node (expected id, kind, description, join, items, concurrency, body, task)');
+  if (!body) return undefined;
+  const node: MapNode = {
+    ...common,
+    kind: 'map',
+    items: items ?? '[]',
+    concurrency: concurrency ?? null,
+    body,
+  };
+  return items === undefined ? parts.broken(node) : node;
+}
+
+function readTransform(r: MapReader, common: NodeCommon): TransformNode | undefined {
+  if (!r.has('value')) r.problem('is required: the mapping that computes the output', r.source.line, 'value');
+  const value = r.json('value');
+  const vars = r.json('vars');
+  if (vars !== undefined && (vars === null || typeof vars !== 'object' || Array.isArray(vars)))
+    r.problem('must be a map of variable names to expressions', r.lineOf('vars'), 'vars');
+  r.done('a transform node (expected id, kind, description, join, value, vars)');
+  if (value === undefined) return undefined;
+  return { ...common, kind: 'transform', value, vars: vars ?? null };
+}
+
+function readTerminate(r: MapReader, common: NodeCommon): TerminateNode | undefined {
+  const status = r.oneOf('status', ['completed', 'failed'] as const);
+  if (!r.has('status')) r.problem('is required: completed or failed', r.source.line, 'status');
+  const output = r.json('output');
+  const reason = r.string('reason');
+  r.done('a terminate node (expected id, kind, description, join, status, output, reason)');
+  if (status === 'completed' && reason !== undefined)
+    r.problem('reason is for status failed; a completed run takes an output', r.lineOf('reason'));
+  if (status === 'failed' && output !== undefined)
+    r.problem('output is for status completed; a failed run takes a reason', r.lineOf('output'));
+  if (status === undefined) return undefined;
+  return { ...common, kind: 'terminate', status, output: output ?? null, reason: reason ?? null };
 }
 
 /** Reads a `body: { nodes, edges, output }` sub-graph. */

@@ -2,6 +2,8 @@
 export interface DefinitionProblem {
   /** 1-based line in the YAML source (0 when the definition was built in code). */
   readonly line: number;
+  /** 1-based column, for a YAML syntax error (the message names it too). */
+  readonly column?: number;
   /** The node the problem belongs to, when there is one. */
   readonly node?: string;
   /** Where in the document: `nodes[2].retry.max_attempts`, `edges[0].to`. */

@@ -161,6 +161,11 @@ export class MapReader {
     return e ? toJson(e.value) : undefined;
   }
 
+  /** Marks every field read, so `done` reports none: for a map whose kind is unknown, any field may fit. */
+  skipRest(): void {
+    for (const e of this.source.entries) this.used.add(e.key);
+  }
+
   /** Reports every field that was never read, with a suggestion for likely typos. */
   done(what: string): void {
     const known = [...this.used];

@@ -1,4 +1,5 @@
 import { allNodes, isContainer } from './containers.js';
+import type { BrokenParts } from './draft.js';
 import type { Graph } from './graph.js';
 import type { EdgeDef } from './node-types.js';
 import type { DefinitionProblem } from './problems.js';
@@ -8,7 +9,7 @@ import type { Definition } from './types.js';
  * Checks edge labels against the nodes they leave: `case` and `default` only out of a switch, and every
  * edge out of a switch has one; `on: timeout` only out of a wait_for_event that has a timeout.
  */
-export function validateEdgeLabels(def: Definition, graph: Graph): DefinitionProblem[] {
+export function validateEdgeLabels(def: Definition, graph: Graph, broken: BrokenParts): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
   const scopes: (readonly EdgeDef[])[] = [def.edges];
   for (const { node } of allNodes(def.nodes)) if (isContainer(node)) scopes.push(node.body.edges);
@@ -19,7 +20,8 @@ export function validateEdgeLabels(def: Definition, graph: Graph): DefinitionPro
       list.push(edge);
       outgoing.set(edge.from, list);
       const from = graph.nodes.get(edge.from);
-      if (!from || !edge.when) continue;
+      // A stand-in for a node that could not be read has no kind to judge labels by.
+      if (!from || !edge.when || broken.nodes.has(from)) continue;
       const at = { line: edge.line, node: edge.from, path: 'edges' };
       if ((edge.when.kind === 'case' || edge.when.kind === 'default') && from.kind !== 'switch') {
         problems.push({
@@ -54,7 +56,7 @@ export function validateEdgeLabels(def: Definition, graph: Graph): DefinitionPro
       });
     }
     for (const edge of edges) {
-      if (edge.when) continue;
+      if (edge.when || broken.edges.has(edge)) continue;
       problems.push({
         line: edge.line,
         node: node.id,

@@ -1,6 +1,7 @@
 import { compileMapping } from '../expr/mapping.js';
 import { compileSchema } from '../schema.js';
 import { allNodes, isContainer } from './containers.js';
+import { type BrokenParts, NOTHING_BROKEN } from './draft.js';
 import { ancestorsOf, buildGraph, findCycle, type Graph, kahn } from './graph.js';
 import { nodeMappings } from './mappings.js';
 import type { EdgeDef, NodeDef } from './node-types.js';
@@ -13,33 +14,20 @@ import { validateHumanNodes } from './validate-human.js';
  * Checks a definition's graph and expressions: no empty graph or body, no duplicate node ids, no edges to
  * unknown nodes, to themselves or across a body's boundary, no cycles (Kahn's algorithm), edge labels
  * that fit their node, expressions that parse and read only nodes that run before them, and an input
- * schema that compiles. Returns every problem found (none: it is valid).
+ * schema that compiles. Returns every problem found (none: it is valid). `broken` names what reading could
+ * not read as written: those nodes take part in the graph checks but not in those that need their shape.
  */
 export function validateDefinition(
   def: Definition,
-  alsoKnown: ReadonlySet<string> = new Set(),
+  broken: BrokenParts = NOTHING_BROKEN,
 ): DefinitionProblem[] {
+  if (def.nodes.length === 0)
+    return [{ line: 0, path: 'nodes', message: 'the graph is empty: add at least one node' }];
   const problems: DefinitionProblem[] = [];
-  if (def.nodes.length === 0 && alsoKnown.size === 0) {
-    problems.push({ line: 0, path: 'nodes', message: 'the graph is empty: add at least one node' });
-    return problems;
-  }
-  if (def.nodes.length === 0) return problems;
   const every = allNodes(def.nodes);
-  const firstLine = new Map<string, number>();
-  for (const { node } of every) {
-    const earlier = firstLine.get(node.id);
-    if (earlier !== undefined) {
-      problems.push({
-        line: node.line,
-        node: node.id,
-        path: 'nodes',
-        message: `node id "${node.id}" is used twice${earlier > 0 ? ` (first on line ${earlier})` : ''}; ids must be unique`,
-      });
-    } else firstLine.set(node.id, node.line);
-  }
+  problems.push(...duplicateIds(every.map((e) => e.node)));
   const graph = buildGraph(def);
-  checkEdges(def.edges, 'edges', null, graph, alsoKnown, problems);
+  checkEdges(def.edges, 'edges', null, graph, problems);
   for (const { node } of every) {
     if (!isContainer(node)) continue;
     const what = `the body of ${node.kind} "${node.id}"`;
@@ -50,76 +38,14 @@ export function validateDefinition(
         path: 'body',
         message: `${what} is empty: add at least one node`,
       });
-    checkEdges(node.body.edges, `${what}: edges`, node.id, graph, alsoKnown, problems);
+    checkEdges(node.body.edges, `${what}: edges`, node.id, graph, problems);
   }
-  const { blocked } = kahn(graph.nodes, graph.successors, graph.predecessors);
-  if (blocked.length > 0) {
-    const cycle = findCycle(blocked, graph.successors);
-    const start = cycle[0] ?? blocked[0]!;
-    problems.push({
-      line: graph.nodes.get(start)?.line ?? 0,
-      node: start,
-      path: 'edges',
-      message: `the graph has a cycle: ${cycle.join(' -> ')}; a workflow graph must be acyclic (repeat work with a loop node)`,
-    });
-  }
-  problems.push(...validateEdgeLabels(def, graph));
-  const acyclic = blocked.length === 0;
+  const acyclic = checkCycles(graph, problems);
+  problems.push(...validateEdgeLabels(def, graph, broken));
   for (const { node } of every) {
-    for (const m of nodeMappings(node)) {
-      const compiled = compileMapping(m.source, m.field);
-      if (!compiled.ok) {
-        for (const p of compiled.error) {
-          problems.push({ line: node.line, node: node.id, path: p.path, message: `${p.path}: ${p.message}` });
-        }
-        continue;
-      }
-      for (const dynamic of compiled.value.dynamicRefs) {
-        problems.push({
-          line: node.line,
-          node: node.id,
-          path: m.field,
-          message: `${m.field} reads ${dynamic}; name the node you need, as nodes.<id>.output`,
-        });
-      }
-      for (const ref of compiled.value.refs) {
-        if (alsoKnown.has(ref) && !firstLine.has(ref)) continue;
-        const why = refProblem(graph, node, ref, m.reads, acyclic);
-        if (why)
-          problems.push({
-            line: node.line,
-            node: node.id,
-            path: m.field,
-            message: `${m.field} reads ${why}`,
-          });
-      }
-    }
+    if (!broken.nodes.has(node)) problems.push(...nodeExpressionProblems(graph, node, acyclic));
   }
-  if (def.output !== null) {
-    const compiled = compileMapping(def.output, 'output');
-    if (!compiled.ok) {
-      for (const p of compiled.error)
-        problems.push({ line: 0, path: p.path, message: `${p.path}: ${p.message}` });
-    } else {
-      for (const ref of compiled.value.refs) {
-        if (!graph.nodes.has(ref))
-          problems.push({
-            line: 0,
-            path: 'output',
-            message: `output reads nodes.${ref}, but there is no node "${ref}"`,
-          });
-        else if (graph.parent.get(ref) !== null)
-          problems.push({ line: 0, path: 'output', message: `output reads ${insideBody(graph, ref)}` });
-      }
-      for (const dynamic of compiled.value.dynamicRefs) {
-        problems.push({
-          line: 0,
-          path: 'output',
-          message: `output reads ${dynamic}; name the node you need, as nodes.<id>.output`,
-        });
-      }
-    }
-  }
+  problems.push(...outputProblems(def, graph));
   problems.push(...validateHumanNodes(def));
   if (def.inputSchema) {
     const schema = compileSchema(def.inputSchema);
@@ -133,13 +59,94 @@ export function validateDefinition(
   return problems;
 }
 
+/** Every id used by more than one node (bodies included), at each repeat. */
+function duplicateIds(nodes: readonly NodeDef[]): DefinitionProblem[] {
+  const problems: DefinitionProblem[] = [];
+  const firstLine = new Map<string, number>();
+  for (const node of nodes) {
+    const earlier = firstLine.get(node.id);
+    if (earlier === undefined) {
+      firstLine.set(node.id, node.line);
+      continue;
+    }
+    problems.push({
+      line: node.line,
+      node: node.id,
+      path: 'nodes',
+      message: `node id "${node.id}" is used twice${earlier > 0 ? ` (first on line ${earlier})` : ''}; ids must be unique`,
+    });
+  }
+  return problems;
+}
+
+/** Reports one cycle, if the graph has any (Kahn's algorithm); true when it has none. */
+function checkCycles(graph: Graph, problems: DefinitionProblem[]): boolean {
+  const { blocked } = kahn(graph.nodes, graph.successors, graph.predecessors);
+  if (blocked.length === 0) return true;
+  const cycle = findCycle(blocked, graph.successors);
+  const start = cycle[0] ?? blocked[0]!;
+  problems.push({
+    line: graph.nodes.get(start)?.line ?? 0,
+    node: start,
+    path: 'edges',
+    message: `the graph has a cycle: ${cycle.join(' -> ')}; a workflow graph must be acyclic (repeat work with a loop node)`,
+  });
+  return false;
+}
+
+/** A node's expressions: each parses, names the nodes it reads, and reads only nodes that run before it. */
+function nodeExpressionProblems(graph: Graph, node: NodeDef, acyclic: boolean): DefinitionProblem[] {
+  const problems: DefinitionProblem[] = [];
+  const at = { line: node.line, node: node.id };
+  for (const m of nodeMappings(node)) {
+    const compiled = compileMapping(m.source, m.field);
+    if (!compiled.ok) {
+      for (const p of compiled.error)
+        problems.push({ ...at, path: p.path, message: `${p.path}: ${p.message}` });
+      continue;
+    }
+    for (const dynamic of compiled.value.dynamicRefs) {
+      const message = `${m.field} reads ${dynamic}; name the node you need, as nodes.<id>.output`;
+      problems.push({ ...at, path: m.field, message });
+    }
+    for (const ref of compiled.value.refs) {
+      const why = refProblem(graph, node, ref, m.reads, acyclic);
+      if (why) problems.push({ ...at, path: m.field, message: `${m.field} reads ${why}` });
+    }
+  }
+  return problems;
+}
+
+/** The run output mapping: it parses and reads only top-level nodes that exist. */
+function outputProblems(def: Definition, graph: Graph): DefinitionProblem[] {
+  if (def.output === null) return [];
+  const compiled = compileMapping(def.output, 'output');
+  if (!compiled.ok)
+    return compiled.error.map((p) => ({ line: 0, path: p.path, message: `${p.path}: ${p.message}` }));
+  const problems: DefinitionProblem[] = [];
+  for (const ref of compiled.value.refs) {
+    if (!graph.nodes.has(ref))
+      problems.push({
+        line: 0,
+        path: 'output',
+        message: `output reads nodes.${ref}, but there is no node "${ref}"`,
+      });
+    else if (graph.parent.get(ref) !== null)
+      problems.push({ line: 0, path: 'output', message: `output reads ${insideBody(graph, ref)}` });
+  }
+  for (const dynamic of compiled.value.dynamicRefs) {
+    const message = `output reads ${dynamic}; name the node you need, as nodes.<id>.output`;
+    problems.push({ line: 0, path: 'output', message });
+  }
+  return problems;
+}
+
 /** Checks one scope's edges: known endpoints in that scope, no self edges, no duplicates. */
 function checkEdges(
   edges: readonly EdgeDef[],
   label: string,
   scope: string | null,
   graph: Graph,
-  alsoKnown: ReadonlySet<string>,
   problems: DefinitionProblem[],
 ): void {
   const ids = [...graph.nodes.keys()].filter((id) => graph.parent.get(id) === scope);
@@ -148,7 +155,6 @@ function checkEdges(
     const path = scope === null ? `edges[${index}]` : `${label}[${index}]`;
     for (const end of [edge.from, edge.to]) {
       if (!graph.nodes.has(end)) {
-        if (alsoKnown.has(end)) continue;
         const hint = suggest(end, ids);
         problems.push({
           line: edge.line,
