@@ -1,10 +1,11 @@
 import { WeftError } from '@weft/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { problemsMessage, requestProblems } from './request-problems.js';
 
 /**
  * Every error leaves as `{ "error": { "code", "message", "details"? } }`. Weft's own errors carry their
- * code and status; a malformed body or a schema violation is a 400 naming the field; anything else is a
- * 500 whose details stay in the server log.
+ * code and status; a malformed body is a 400; a schema violation is a 400 listing every problem with the
+ * path of its field (request-problems.ts); anything else is a 500 whose details stay in the server log.
  */
 export function installErrorHandler(
   app: FastifyInstance,
@@ -22,16 +23,18 @@ export function installErrorHandler(
     }
     const fe = error as FastifyError;
     if (fe.validation) {
-      const first = fe.validation[0];
-      const field = first
-        ? `${first.instancePath || '(body)'}`.replace(/^\//, '').replaceAll('/', '.') || 'body'
-        : 'body';
-      const message = first
-        ? `${fe.validationContext ?? 'body'} ${field === 'body' ? '' : `field "${field}" `}${first.message}`
-        : fe.message;
-      return reply
-        .status(400)
-        .send({ error: { code: 'bad_request', message: message.replace(/\s+/g, ' ').trim() } });
+      const part = fe.validationContext ?? 'body';
+      const found = requestProblems(part, schemaOf(request, part), partOf(request, part), fe.validation);
+      if (found.problems.length === 0) {
+        return reply.status(400).send({ error: { code: 'bad_request', message: fe.message } });
+      }
+      return reply.status(400).send({
+        error: {
+          code: 'bad_request',
+          message: problemsMessage(part, found),
+          details: { problems: found.problems },
+        },
+      });
     }
     if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       return reply.status(415).send({
@@ -66,4 +69,18 @@ export function installErrorHandler(
         },
       }),
   );
+}
+
+/** The route's schema for one part of the request (body, params, querystring, headers). */
+function schemaOf(request: FastifyRequest, part: string): unknown {
+  const schema = request.routeOptions.schema as Record<string, unknown> | undefined;
+  return schema?.[part];
+}
+
+/** One part of the request, as the route's validator saw it. */
+function partOf(request: FastifyRequest, part: string): unknown {
+  if (part === 'params') return request.params;
+  if (part === 'querystring') return request.query;
+  if (part === 'headers') return request.headers;
+  return request.body;
 }
