@@ -139,70 +139,17 @@ export async function onCompensating(ctx: DecisionContext, event: RunEvent): Pro
     case 'compensation_due':
       await next(ctx);
       return true;
-    case 'node_completed': {
-      const task = ctx.task(event.nodeId, event.iteration);
-      if (!task || task.attempt !== event.attempt || task.status !== 'completed') return true; // stale
-      const at = { nodeId: event.nodeId, iteration: event.iteration, attempt: event.attempt };
-      ctx.record('task.completed', { output: task.output }, at);
-      const of = compensatedNodeOf(event.nodeId);
-      const { row, log } = readLog(ctx);
-      if (of === null) {
-        // A step that completed before the failure cancelled it, decided only now: compensate it next.
-        if (!compensable(ctx, event.nodeId)) return true;
-        const entry = { node: event.nodeId, iteration: event.iteration };
-        if (log.completed.some((e) => same(e, entry))) return true;
-        writeLog(ctx, row, { ...log, completed: [...log.completed, entry], todo: [...log.todo, entry] });
-        return true;
-      }
-      const done = { node: of, iteration: event.iteration };
-      if (!log.current || !same(log.current, done)) return true;
-      writeLog(ctx, row, { ...log, current: null, compensated: [...log.compensated, done] });
-      await next(ctx);
+    case 'node_completed':
+      await compensatingCompleted(ctx, event);
       return true;
-    }
-    case 'node_failed': {
-      const of = compensatedNodeOf(event.nodeId);
-      if (of === null) return false;
-      const task = ctx.task(event.nodeId, event.iteration);
-      if (!task || task.attempt !== event.attempt) return true; // stale
-      const at = { nodeId: event.nodeId, iteration: event.iteration, attempt: event.attempt };
-      const node = ctx.workflow.node(event.nodeId) as TaskNode;
-      if (event.error.retryable && event.attempt < node.retry.maxAttempts) {
-        const delayMs = retryDelayMs(node.retry, event.attempt);
-        ctx.record(
-          'task.failed',
-          { error: event.error as unknown as Json, final: false, retry_in_ms: delayMs },
-          at,
-        );
-        if (delayMs === 0) schedule(ctx, node, event.iteration, event.attempt + 1, task.input);
-        else
-          ctx.emit({
-            kind: 'set_timer',
-            dueAt: new Date(ctx.now.getTime() + delayMs),
-            purpose: {
-              kind: 'retry',
-              nodeId: event.nodeId,
-              iteration: event.iteration,
-              attempt: event.attempt,
-            },
-          });
-        return true;
-      }
-      ctx.record('task.failed', { error: event.error as unknown as Json, final: true }, at);
-      const tries = event.attempt > 1 ? ` after ${event.attempt} attempts` : '';
-      giveUp(ctx, { node: of, iteration: event.iteration }, `${event.error.message}${tries}`);
-      return true;
-    }
+    case 'node_failed':
+      return compensationFailed(ctx, event);
     case 'timer_fired': {
       const { purpose } = event;
       if (purpose.kind !== 'retry' || compensatedNodeOf(purpose.nodeId) === null) return true;
       const task = ctx.task(purpose.nodeId, purpose.iteration);
-      if (
-        !task ||
-        task.attempt !== purpose.attempt ||
-        (task.status !== 'failed' && task.status !== 'timed_out')
-      )
-        return true;
+      const failed = task?.status === 'failed' || task?.status === 'timed_out';
+      if (!task || task.attempt !== purpose.attempt || !failed) return true;
       const node = ctx.workflow.node(purpose.nodeId) as TaskNode;
       schedule(ctx, node, purpose.iteration, purpose.attempt + 1, task.input);
       return true;
@@ -210,6 +157,66 @@ export async function onCompensating(ctx: DecisionContext, event: RunEvent): Pro
     default:
       return false;
   }
+}
+
+/**
+ * An attempt completed in a compensating run: a compensation (the next one is taken), or a step that
+ * completed before the failure cancelled it, decided only now (it is compensated next).
+ */
+async function compensatingCompleted(
+  ctx: DecisionContext,
+  event: Extract<RunEvent, { kind: 'node_completed' }>,
+): Promise<void> {
+  const task = ctx.task(event.nodeId, event.iteration);
+  if (!task || task.attempt !== event.attempt || task.status !== 'completed') return; // stale
+  const at = { nodeId: event.nodeId, iteration: event.iteration, attempt: event.attempt };
+  ctx.record('task.completed', { output: task.output }, at);
+  const of = compensatedNodeOf(event.nodeId);
+  const { row, log } = readLog(ctx);
+  if (of === null) {
+    if (!compensable(ctx, event.nodeId)) return;
+    const entry = { node: event.nodeId, iteration: event.iteration };
+    if (log.completed.some((e) => same(e, entry))) return;
+    writeLog(ctx, row, { ...log, completed: [...log.completed, entry], todo: [...log.todo, entry] });
+    return;
+  }
+  const done = { node: of, iteration: event.iteration };
+  if (!log.current || !same(log.current, done)) return;
+  writeLog(ctx, row, { ...log, current: null, compensated: [...log.compensated, done] });
+  await next(ctx);
+}
+
+/**
+ * A compensation's attempt failed: retried by its own policy, or the compensation gives up. False for
+ * any other node's failure (decided as usual).
+ */
+function compensationFailed(
+  ctx: DecisionContext,
+  event: Extract<RunEvent, { kind: 'node_failed' }>,
+): boolean {
+  const of = compensatedNodeOf(event.nodeId);
+  if (of === null) return false;
+  const task = ctx.task(event.nodeId, event.iteration);
+  if (!task || task.attempt !== event.attempt) return true; // stale
+  const at = { nodeId: event.nodeId, iteration: event.iteration, attempt: event.attempt };
+  const node = ctx.workflow.node(event.nodeId) as TaskNode;
+  if (event.error.retryable && event.attempt < node.retry.maxAttempts) {
+    const delayMs = retryDelayMs(node.retry, event.attempt);
+    const error = event.error as unknown as Json;
+    ctx.record('task.failed', { error, final: false, retry_in_ms: delayMs }, at);
+    if (delayMs === 0) schedule(ctx, node, event.iteration, event.attempt + 1, task.input);
+    else
+      ctx.emit({
+        kind: 'set_timer',
+        dueAt: new Date(ctx.now.getTime() + delayMs),
+        purpose: { kind: 'retry', ...at },
+      });
+    return true;
+  }
+  ctx.record('task.failed', { error: event.error as unknown as Json, final: true }, at);
+  const tries = event.attempt > 1 ? ` after ${event.attempt} attempts` : '';
+  giveUp(ctx, { node: of, iteration: event.iteration }, `${event.error.message}${tries}`);
+  return true;
 }
 
 /**

@@ -61,82 +61,110 @@ export function checkOperatorRequest(
   request: OperatorRequest,
 ): Result<RunEvent, Refusal> {
   const by: Requester = { by: request.by, ...(request.reason ? { reason: request.reason } : {}) };
-  const is = `run ${run.id} is ${run.status}`;
-  const active = run.status === 'running' || run.status === 'paused' || run.status === 'compensating';
   switch (request.kind) {
     case 'pause':
-      if (run.status !== 'running')
-        return refuse('run_not_running', `${is}; only a running run can be paused`);
-      return ok({ kind: 'run_paused', ...by });
     case 'resume':
-      if (run.status !== 'paused')
-        return refuse('run_not_paused', `${is}, not paused; there is nothing to resume`);
-      return ok({ kind: 'run_resumed', ...by });
     case 'cancel':
-    case 'terminate': {
-      const verb = request.kind === 'cancel' ? 'cancelled' : 'terminated';
-      if (!active) {
-        return refuse(
-          'run_not_active',
-          `run ${run.id} is already ${run.status}; only a running, paused or compensating run can be ${verb}`,
-        );
-      }
-      if (request.kind === 'terminate' && !request.reason?.trim()) {
-        return err({
-          code: 'reason_required',
-          status: 400,
-          message: 'say why: terminating a run needs a reason, which is kept in its history',
-        });
-      }
-      return ok({ kind: request.kind === 'cancel' ? 'run_cancelled' : 'run_terminated', ...by });
-    }
-    case 'retry': {
-      if (wasCompensated(tasks)) return refuse('run_compensated', compensatedMessage(run, 'retried'));
-      if (run.status === 'completed') {
-        return refuse(
-          'run_completed',
-          `${is}: nothing failed, so there is nothing to retry; rerun it from a node to run that node and what follows again`,
-        );
-      }
-      if (!RETRYABLE_RUN_STATUSES.includes(run.status)) {
-        return refuse(
-          'run_not_finished',
-          `${is}; retry restarts a failed, cancelled or terminated run: wait for it to finish, or cancel or terminate it first`,
-        );
-      }
-      if (retrySet(tasks).length === 0)
-        return refuse('nothing_to_retry', `${is}, but every node of it finished; there is nothing to retry`);
-      const body = reopensBody(workflow, retrySet(tasks));
-      if (body) return refuse('loop_or_map', `run ${run.id} cannot be retried: ${body}`);
-      return ok({ kind: 'run_retried', ...by });
-    }
-    case 'rerun': {
-      const known = knownNode(workflow, run, request.nodeId);
-      if (!known.ok) return known;
-      if (wasCompensated(tasks)) return refuse('run_compensated', compensatedMessage(run, 'rerun'));
-      const iteration = request.iteration ?? '';
-      if (!isTerminalRun(run.status)) {
-        return refuse(
-          'run_not_finished',
-          `${is}; rerun restarts a finished run: wait for it to finish, or cancel or terminate it first`,
-        );
-      }
-      const label = instanceLabel({ nodeId: request.nodeId, iteration });
-      if (!tasks.some((t) => t.nodeId === request.nodeId && t.iteration === iteration)) {
-        return refuse(
-          'node_not_started',
-          `node "${label}" has not run in run ${run.id}, so it cannot run again; retry the run instead`,
-        );
-      }
-      const body = reopensBody(workflow, rerunSet(workflow, tasks, { nodeId: request.nodeId, iteration }));
-      if (body) return refuse('loop_or_map', `run ${run.id} cannot be rerun from "${label}": ${body}`);
-      return ok({ kind: 'run_rerun', nodeId: request.nodeId, iteration, ...by });
-    }
+    case 'terminate':
+      return checkRunStatus(run, request.kind, by);
+    case 'retry':
+      return checkRetry(workflow, run, tasks, by);
+    case 'rerun':
+      return checkRerun(workflow, run, tasks, request, by);
     case 'skip':
     case 'complete':
     case 'fail':
       return checkTask(workflow, run, tasks, request, by);
   }
+}
+
+/** Pause, resume, cancel and terminate: allowed by the run's status alone. */
+function checkRunStatus(
+  run: RunView,
+  kind: 'pause' | 'resume' | 'cancel' | 'terminate',
+  by: Requester,
+): Result<RunEvent, Refusal> {
+  const is = `run ${run.id} is ${run.status}`;
+  if (kind === 'pause') {
+    if (run.status !== 'running') return refuse('run_not_running', `${is}; only a running run can be paused`);
+    return ok({ kind: 'run_paused', ...by });
+  }
+  if (kind === 'resume') {
+    if (run.status !== 'paused')
+      return refuse('run_not_paused', `${is}, not paused; there is nothing to resume`);
+    return ok({ kind: 'run_resumed', ...by });
+  }
+  const verb = kind === 'cancel' ? 'cancelled' : 'terminated';
+  if (run.status !== 'running' && run.status !== 'paused' && run.status !== 'compensating') {
+    return refuse(
+      'run_not_active',
+      `run ${run.id} is already ${run.status}; only a running, paused or compensating run can be ${verb}`,
+    );
+  }
+  if (kind === 'terminate' && !by.reason?.trim()) {
+    return err({
+      code: 'reason_required',
+      status: 400,
+      message: 'say why: terminating a run needs a reason, which is kept in its history',
+    });
+  }
+  return ok({ kind: kind === 'cancel' ? 'run_cancelled' : 'run_terminated', ...by });
+}
+
+function checkRetry(
+  workflow: Workflow,
+  run: RunView,
+  tasks: readonly TaskState[],
+  by: Requester,
+): Result<RunEvent, Refusal> {
+  const is = `run ${run.id} is ${run.status}`;
+  if (wasCompensated(tasks)) return refuse('run_compensated', compensatedMessage(run, 'retried'));
+  if (run.status === 'completed') {
+    return refuse(
+      'run_completed',
+      `${is}: nothing failed, so there is nothing to retry; rerun it from a node to run that node and what follows again`,
+    );
+  }
+  if (!RETRYABLE_RUN_STATUSES.includes(run.status)) {
+    return refuse(
+      'run_not_finished',
+      `${is}; retry restarts a failed, cancelled or terminated run: wait for it to finish, or cancel or terminate it first`,
+    );
+  }
+  if (retrySet(tasks).length === 0)
+    return refuse('nothing_to_retry', `${is}, but every node of it finished; there is nothing to retry`);
+  const body = reopensBody(workflow, retrySet(tasks));
+  if (body) return refuse('loop_or_map', `run ${run.id} cannot be retried: ${body}`);
+  return ok({ kind: 'run_retried', ...by });
+}
+
+function checkRerun(
+  workflow: Workflow,
+  run: RunView,
+  tasks: readonly TaskState[],
+  request: Extract<OperatorRequest, { kind: 'rerun' }>,
+  by: Requester,
+): Result<RunEvent, Refusal> {
+  const known = knownNode(workflow, run, request.nodeId);
+  if (!known.ok) return known;
+  if (wasCompensated(tasks)) return refuse('run_compensated', compensatedMessage(run, 'rerun'));
+  const iteration = request.iteration ?? '';
+  if (!isTerminalRun(run.status)) {
+    return refuse(
+      'run_not_finished',
+      `run ${run.id} is ${run.status}; rerun restarts a finished run: wait for it to finish, or cancel or terminate it first`,
+    );
+  }
+  const label = instanceLabel({ nodeId: request.nodeId, iteration });
+  if (!tasks.some((t) => t.nodeId === request.nodeId && t.iteration === iteration)) {
+    return refuse(
+      'node_not_started',
+      `node "${label}" has not run in run ${run.id}, so it cannot run again; retry the run instead`,
+    );
+  }
+  const body = reopensBody(workflow, rerunSet(workflow, tasks, { nodeId: request.nodeId, iteration }));
+  if (body) return refuse('loop_or_map', `run ${run.id} cannot be rerun from "${label}": ${body}`);
+  return ok({ kind: 'run_rerun', nodeId: request.nodeId, iteration, ...by });
 }
 
 function checkTask(
