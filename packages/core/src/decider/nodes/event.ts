@@ -3,8 +3,7 @@ import { stableId } from '../../stable-id.js';
 import type { EventMessage } from '../effects.js';
 import { putTask } from '../task-rows.js';
 import type { NodeHandler } from './node-handler.js';
-import { nodeInput } from './node-input.js';
-import { failAtStart } from './outcome.js';
+import { startingInput } from './node-input.js';
 
 /**
  * An event node publishes its payload to a sink configured on the server and moves on: the message
@@ -14,13 +13,10 @@ import { failAtStart } from './outcome.js';
 export const eventNode: NodeHandler<EventNode> = {
   async activate(ctx, node, reach) {
     const { iteration, waiting, arrivals } = reach;
-    const attempt = waiting?.attempt ?? 1;
+    const payload = await startingInput(ctx, node.id, reach, 'payload');
+    if (!payload) return;
+    const { attempt } = payload;
     const at = { nodeId: node.id, iteration, attempt };
-    const payload = await nodeInput(ctx, node.id, iteration, 'payload');
-    if (!payload.ok) {
-      failAtStart(ctx, node.id, reach, payload.message, attempt);
-      return;
-    }
     const message: EventMessage = {
       id: stableId('weft.event', ctx.run.id, node.id, iteration, attempt),
       type: node.topic ?? node.id,

@@ -2,8 +2,7 @@ import type { HumanNode } from '../../definition/node-types.js';
 import type { TaskError } from '../state.js';
 import { putTask } from '../task-rows.js';
 import type { NodeHandler } from './node-handler.js';
-import { nodeInput } from './node-input.js';
-import { failAtStart } from './outcome.js';
+import { startingInput } from './node-input.js';
 
 /**
  * Human nodes in the decider. The attempt is created `running` (a person has it, not a worker) with the
@@ -14,13 +13,9 @@ import { failAtStart } from './outcome.js';
 export const humanNode: NodeHandler<HumanNode> = {
   async activate(ctx, node, reach) {
     const { iteration, waiting, arrivals } = reach;
-    const attempt = waiting?.attempt ?? 1;
-    const at = { nodeId: node.id, iteration, attempt };
-    const input = await nodeInput(ctx, node.id, iteration);
-    if (!input.ok) {
-      failAtStart(ctx, node.id, reach, input.message, attempt);
-      return;
-    }
+    const input = await startingInput(ctx, node.id, reach);
+    if (!input) return;
+    const at = { nodeId: node.id, iteration, attempt: input.attempt };
     putTask(ctx, node.id, iteration, waiting, { status: 'running', input: input.value, arrivals });
     const deadlineAt = node.deadline ? new Date(ctx.now.getTime() + node.deadline.afterMs) : null;
     ctx.emit({

@@ -3,8 +3,7 @@ import { childRunId } from '../../stable-id.js';
 import { putTask } from '../task-rows.js';
 import { emitStart } from './child-start.js';
 import type { NodeHandler } from './node-handler.js';
-import { nodeInput } from './node-input.js';
-import { failAtStart } from './outcome.js';
+import { startingInput } from './node-input.js';
 
 /**
  * A start_workflow node starts a run and moves on at once (fire and forget): it completes with the new
@@ -13,12 +12,9 @@ import { failAtStart } from './outcome.js';
 export const startWorkflowNode: NodeHandler<StartWorkflowNode> = {
   async activate(ctx, node, reach) {
     const { iteration, waiting, arrivals } = reach;
-    const attempt = waiting?.attempt ?? 1;
-    const input = await nodeInput(ctx, node.id, iteration);
-    if (!input.ok) {
-      failAtStart(ctx, node.id, reach, input.message, attempt);
-      return;
-    }
+    const input = await startingInput(ctx, node.id, reach);
+    if (!input) return;
+    const { attempt } = input;
     const runId = childRunId(ctx.now, ctx.run.id, node.id, iteration, attempt);
     putTask(ctx, node.id, iteration, waiting, {
       status: 'completed',

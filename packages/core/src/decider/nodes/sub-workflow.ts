@@ -6,8 +6,7 @@ import type { TaskError } from '../state.js';
 import { putTask } from '../task-rows.js';
 import { emitStart } from './child-start.js';
 import type { NodeHandler } from './node-handler.js';
-import { nodeInput } from './node-input.js';
-import { failAtStart } from './outcome.js';
+import { startingInput } from './node-input.js';
 
 /** The task type shown for sub-workflow attempts (never queued: no worker runs them). */
 export const SUB_WORKFLOW_TASK_TYPE = 'weft.sub_workflow';
@@ -21,19 +20,15 @@ export const SUB_WORKFLOW_TASK_TYPE = 'weft.sub_workflow';
 export const subWorkflowNode: NodeHandler<SubWorkflowNode> = {
   async activate(ctx, node, reach) {
     const { iteration, waiting, arrivals } = reach;
-    const attempt = waiting?.attempt ?? 1;
-    const input = await nodeInput(ctx, node.id, iteration);
-    if (!input.ok) {
-      failAtStart(ctx, node.id, reach, input.message, attempt);
-      return;
-    }
+    const input = await startingInput(ctx, node.id, reach);
+    if (!input) return;
     putTask(ctx, node.id, iteration, waiting, {
       status: 'running',
       input: input.value,
       arrivals,
       dispatch: { taskType: SUB_WORKFLOW_TASK_TYPE, priority: 0, timeoutMs: node.timeoutMs },
     });
-    startChild(ctx, node, iteration, attempt, input.value);
+    startChild(ctx, node, iteration, input.attempt, input.value);
   },
 
   retry(ctx, node, failed) {

@@ -1,8 +1,7 @@
 import type { TaskNode } from '../../definition/node-types.js';
 import { putTask } from '../task-rows.js';
 import type { NodeHandler } from './node-handler.js';
-import { nodeInput } from './node-input.js';
-import { failAtStart } from './outcome.js';
+import { startingInput } from './node-input.js';
 
 /**
  * A task node: work a worker does. Reaching it queues attempt 1 with the computed input for the workers
@@ -12,12 +11,9 @@ import { failAtStart } from './outcome.js';
 export const taskNode: NodeHandler<TaskNode> = {
   async activate(ctx, node, reach) {
     const { iteration, waiting, arrivals } = reach;
-    const attempt = waiting?.attempt ?? 1;
-    const input = await nodeInput(ctx, node.id, iteration);
-    if (!input.ok) {
-      failAtStart(ctx, node.id, reach, input.message, attempt);
-      return;
-    }
+    const input = await startingInput(ctx, node.id, reach);
+    if (!input) return;
+    const { attempt } = input;
     putTask(ctx, node.id, iteration, waiting, {
       status: 'queued',
       input: input.value,
