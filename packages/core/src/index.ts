@@ -8,7 +8,7 @@ export * from './decider/iterations.js';
 export * from './decider/mailbox.js';
 export { SUB_WORKFLOW_TASK_TYPE } from './decider/nodes/sub-workflow.js';
 export * from './decider/operator/check-request.js';
-export * from './decider/operator/operator-events.js';
+export * from './decider/operator-events.js';
 export * from './decider/plan.js';
 export * from './decider/state.js';
 export * from './definition/check.js';

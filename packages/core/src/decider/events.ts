@@ -1,5 +1,5 @@
 import type { Json } from '../json.js';
-import type { OperatorEvent } from './operator/operator-events.js';
+import type { OperatorEvent } from './operator-events.js';
 import type { RunError, TaskError } from './state.js';
 
 /**
@@ -64,7 +64,7 @@ export type RunEvent =
       readonly worker: string;
       readonly details?: Json;
     }
-  /** An operator's action (operator/operator-events.ts). */
+  /** An operator's action (operator-events.ts). */
   | OperatorEvent;
 
 /** The kinds of run event. */

@@ -3,11 +3,11 @@ import type { Workflow } from '../../definition/workflow.js';
 import type { Json } from '../../json.js';
 import { err, ok, type Result } from '../../result.js';
 import type { RunEvent } from '../events.js';
+import type { Requester } from '../operator-events.js';
 import { isTerminalRun, type RunView, type TaskState } from '../state.js';
 import { reopensBody } from './body-rerun.js';
 import { RETRYABLE_RUN_STATUSES } from './decide-operator.js';
 import { instanceLabel } from './instances.js';
-import type { Requester } from './operator-events.js';
 import { overrideTarget } from './override.js';
 import { rerunSet, retrySet } from './run-again.js';
 

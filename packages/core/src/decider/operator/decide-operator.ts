@@ -1,10 +1,10 @@
 import { compensatedNodeOf } from '../../definition/compensation.js';
 import type { DecisionContext } from '../context.js';
 import type { RunEvent } from '../events.js';
+import type { OperatorEvent, Requester } from '../operator-events.js';
 import { isTerminalRun, type RunStatus } from '../state.js';
 import { reopensBody } from './body-rerun.js';
 import { inGraphOrder, instanceLabel } from './instances.js';
-import type { OperatorEvent, Requester } from './operator-events.js';
 import { override, who } from './override.js';
 import { rerunSet, retrySet, runAgain } from './run-again.js';
 

@@ -1,8 +1,8 @@
 import type { Json } from '../../json.js';
 import type { DecisionContext } from '../context.js';
 import type { RunEvent } from '../events.js';
+import type { OperatorEvent, Requester, TaskOutcome } from '../operator-events.js';
 import type { TaskError, TaskState } from '../state.js';
-import type { OperatorEvent, Requester, TaskOutcome } from './operator-events.js';
 
 /**
  * Where an operator's outcome for a task lands: on the open attempt itself (queued or running: the

@@ -1,6 +1,6 @@
 import type { DecisionContext } from '../context.js';
 import { decideOperatorEvent } from '../operator/decide-operator.js';
-import type { OperatorEvent } from '../operator/operator-events.js';
+import type { OperatorEvent } from '../operator-events.js';
 import type { DecideEvent } from './event-handler.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { Json } from '../../json.js';
-import type { TaskError } from '../state.js';
+import type { Json } from '../json.js';
+import type { TaskError } from './state.js';
 
 /** Who asked for an operator action, and why; recorded in history. */
 export interface Requester {
