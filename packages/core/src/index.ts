@@ -1,3 +1,4 @@
+/** Weft's core: definitions (parsing, validation), expressions, and the decider. Pure: no I/O. */
 export * from './decider/actions.js';
 export * from './decider/backoff.js';
 export * from './decider/decide.js';
@@ -20,10 +21,10 @@ export * from './definition/limit-types.js';
 export * from './definition/mappings.js';
 export * from './definition/node-types.js';
 export * from './definition/parse.js';
-export * from './definition/parse-control-flow.js';
-export * from './definition/parse-effect-nodes.js';
+export { MAX_LOOP_ITERATIONS } from './definition/parse-control-flow.js';
 export * from './definition/patterns.js';
 export * from './definition/problems.js';
+export { NODE_KINDS } from './definition/read-nodes.js';
 export * from './definition/types.js';
 export * from './definition/validate.js';
 export * from './definition/workflow.js';
