@@ -141,7 +141,9 @@ describe('the example definitions', () => {
       ].sort(),
     );
   });
+});
 
+describe('examples of tasks, branches and waits', () => {
   it('order-fulfilment: tasks in parallel and a join', async () => {
     const order = { order_id: 'A-1', email: 'ann@example.com', amount: 42, items: [{ sku: 'tea', qty: 2 }] };
     const done = await run('order-fulfilment', order);
@@ -166,6 +168,14 @@ describe('the example definitions', () => {
     expect(done.output).toEqual({ expense_id: 'E-1', paid: 'pay-E-1' });
   });
 
+  it('trial-reminder: a wait until a time from the input', async () => {
+    const done = await run('trial-reminder', { email: 'bo@example.com', trial_ends_at: soon() });
+    expect(done.status).toBe('completed');
+    expect(done.output).toEqual({ reminder: { sent: true, to: 'bo@example.com', template: 'trial-ended' } });
+  });
+});
+
+describe('examples of loops and maps', () => {
   it('report-export: a loop of a wait and a check, until the export is ready', async () => {
     const done = await run('report-export', { report: 'sales' });
     expect(done.status).toBe('completed');
@@ -207,13 +217,9 @@ describe('the example definitions', () => {
     });
     expect(total).toBe(quotes[0]!.price + quotes[1]!.price);
   });
+});
 
-  it('trial-reminder: a wait until a time from the input', async () => {
-    const done = await run('trial-reminder', { email: 'bo@example.com', trial_ends_at: soon() });
-    expect(done.status).toBe('completed');
-    expect(done.output).toEqual({ reminder: { sent: true, to: 'bo@example.com', template: 'trial-ended' } });
-  });
-
+describe('examples that wait for people or reach outside the run', () => {
   it('refund-approval: a human task answered in the inbox', async () => {
     const started = await client.startRun('refund-approval', { order_id: 'O-7', amount: 30 });
     const task = await waitFor('inbox task', async () => {
