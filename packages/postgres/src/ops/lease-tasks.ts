@@ -93,7 +93,9 @@ export async function leaseTasks(sql: Db, request: LeaseRequest): Promise<FastLe
       -- versions locked (ctid): tested as one list, or joined to the table, the planner may read every
       -- queued row of the namespace, whatever its type, on each poll (test: "the statements of a step
       -- read the rows of their own runs"). A type may lock up to \`max\` rows that another type's higher
-      -- priorities then leave; they stay queued for the next poll.
+      -- priorities then leave; they stay queued for the next poll. A row changed after this statement
+      -- began is locked at a version the DELETE cannot see, and also stays for the next poll: harmless, and
+      -- rows of this path (no gates) are never updated.
       DELETE FROM weft.queue q
        WHERE q.ctid = ANY(ARRAY(
                SELECT w.tid FROM unnest(${types}::text[]) AS ty(t)

@@ -88,7 +88,9 @@ export async function lockRuns(sql: Db, ids: readonly string[], mode: 'wait' | '
  * Applies status, output, error and counter changes to runs the caller has locked. Each row is found by
  * its key and updated by the version found (its ctid), which the caller's lock keeps current: joined
  * plainly, a plan made while the table was small scans every run (test: "the statements of a step read
- * the rows of their own runs").
+ * the rows of their own runs"). The ctid is safe here because that lock was taken by an earlier statement
+ * (`lockRuns`), so this one's snapshot sees the version locked; a row locked by this statement itself is
+ * matched by key instead (invariant 27).
  */
 export async function updateRuns(sql: Db, rows: readonly RunUpdateRow[]): Promise<void> {
   if (rows.length === 0) return;

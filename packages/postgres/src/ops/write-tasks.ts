@@ -117,20 +117,23 @@ export async function cancelOpenWork(
   const ids = runs.map((r) => r.runId);
   // The statements are sent before any is awaited: within a write set, everything goes out in one
   // pipeline ahead of the COMMIT.
-  // Each run's open attempts are found and locked by a key lookup, then updated by the row version that
-  // lookup locked (their ctid): joined plainly, a plan made while the table was small scans every task
-  // (test: "the statements of a step read the rows of their own runs"). FOR UPDATE waits for a concurrent
-  // change and rechecks the status on the newest version, so an attempt that finished meanwhile stays
-  // finished; once locked, the version cannot change before the UPDATE reaches it.
+  // Each run's open attempts are found and locked by a key lookup, then updated by their primary key. FOR
+  // UPDATE waits for a concurrent change and rechecks the status on the newest version, so an attempt that
+  // finished meanwhile stays finished. That newest version may have committed after this statement's
+  // snapshot (a heartbeat renewing the lease): matched by its row version (ctid), the update would not see
+  // it and the attempt would stay running; matched by key, the update follows it to the version locked
+  // (invariant 27; test "cancel the attempt when a heartbeat commits while the cancel waits for it, and
+  // refuse its report"). The statement reads only its runs' rows (test: "the statements of a step read the
+  // rows of their own runs").
   const tasks = sql`
     UPDATE weft.tasks t SET status = 'cancelled', finished_at = now(),
            error = jsonb_build_object('reason', 'cancelled', 'retryable', false, 'message', o.reason)
-      FROM (SELECT x.tid, c.reason
+      FROM (SELECT x.run_id, x.id, c.reason
               FROM unnest(${ids}::uuid[], ${runs.map((r) => r.reason)}::text[]) AS c(run_id, reason)
-              CROSS JOIN LATERAL (SELECT s.ctid AS tid FROM weft.tasks s
+              CROSS JOIN LATERAL (SELECT s.run_id, s.id FROM weft.tasks s
                                    WHERE s.run_id = c.run_id AND s.status IN ('waiting', 'queued', 'running')
                                      FOR UPDATE) x) o
-     WHERE t.ctid = o.tid`.execute();
+     WHERE t.run_id = o.run_id AND t.id = o.id`.execute();
   const timers =
     sql`DELETE FROM weft.timers t USING unnest(${ids}::uuid[]) AS k(id) WHERE t.run_id = k.id`.execute();
   // Signals kept for a run that has ended are of no more use, and its waiters wait no more.
