@@ -9,8 +9,16 @@ import type { Db } from '../db.js';
  */
 export async function claimDecisions(sql: Db, runIds: readonly string[]): Promise<string[]> {
   if (runIds.length === 0) return [];
+  // Rows are locked in run id order, as requestDecisions takes them: deleted in the order given, a claim
+  // and a request sharing two runs deadlock (invariant 6; test "are taken in one order, so a claim given ids
+  // in descending order never deadlocks a request"). Deleted by key, not by the version locked: a request
+  // that committed while the lock waited made a version this statement's snapshot cannot see by ctid.
+  const sorted = [...new Set(runIds)].sort();
   const rows = await sql<{ runId: string }[]>`
-    DELETE FROM weft.decide_queue d USING unnest(${[...runIds]}::uuid[]) AS k(id) WHERE d.run_id = k.id RETURNING d.run_id`.execute();
+    DELETE FROM weft.decide_queue d
+     WHERE d.run_id = ANY(ARRAY(SELECT q.run_id FROM weft.decide_queue q WHERE q.run_id = ANY(${sorted}::uuid[])
+                                 ORDER BY q.run_id FOR UPDATE))
+    RETURNING d.run_id`.execute();
   return rows.map((r) => r.runId);
 }
 
