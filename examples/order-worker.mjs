@@ -21,10 +21,12 @@ const worker = new Worker({
       await jitter(2, 10);
       return { reservation_id: `res_${randomUUID().slice(0, 8)}`, lines: items.length };
     },
-    'payments.charge': async ({ amount }) => {
+    'payments.charge': async ({ amount }, ctx) => {
       await jitter(5, 20);
       if (Math.random() < 0.1) throw new Error('bank timeout (simulated)');
-      return { payment_id: `pay_${randomUUID().slice(0, 8)}`, charged: amount };
+      // A real bank gets ctx.idempotencyKey as its idempotency key: the same on every attempt of this
+      // step, so a retry after a timeout is recognised and never charged twice. Here it names the payment.
+      return { payment_id: `pay_${ctx.idempotencyKey.slice(0, 8)}`, charged: amount };
     },
     'shipping.dispatch': async ({ order_id }) => {
       await jitter(2, 10);

@@ -88,6 +88,8 @@ export interface LeasedTask {
   lease_token: string;
   lease_expires_at: string;
   deadline_at: string | null;
+  /** The same for every attempt of this node instance (run, node, iteration): the key to give a payment provider. */
+  idempotency_key: string;
   /** What the server's step-context hook built for the handler (absent without one). */
   context?: Json;
 }

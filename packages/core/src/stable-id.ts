@@ -43,3 +43,13 @@ export function childRunId(
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   return format(bytes);
 }
+
+/**
+ * The side-effect key of a node instance: the same for every attempt of one node of one run at one
+ * iteration (a loop pass, a map item), and different for every other. A worker gives it to a service that
+ * deduplicates requests (a payment provider's idempotency key), so a retried attempt repeats nothing that
+ * an earlier attempt did. A UUID, so it fits wherever such keys are accepted.
+ */
+export function taskIdempotencyKey(runId: string, nodeId: string, iteration: string): string {
+  return stableId('weft.task-key', runId, nodeId, iteration);
+}

@@ -37,6 +37,7 @@ export class Executor {
             nodeId: task.nodeId,
             iteration: task.iteration,
             attempt: task.attempt,
+            idempotencyKey: task.idempotencyKey,
             signal,
           });
           return { kind: 'completed', output: (output ?? null) as Json };

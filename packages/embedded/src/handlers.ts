@@ -9,6 +9,12 @@ export interface HandlerContext {
   readonly iteration: string;
   /** 1 on the first try, 2 on the first retry, and so on. */
   readonly attempt: number;
+  /**
+   * The same for every attempt of this node in this run and iteration (a retry keeps it; a loop pass or a
+   * map item has its own). Give it to a payment provider or any service that deduplicates requests, so a
+   * retry never repeats a side effect; the task id changes with each attempt and does not do this.
+   */
+  readonly idempotencyKey: string;
   /** Aborted when the lease on the task is lost or the engine stops: stop work, nothing will be kept. */
   readonly signal: AbortSignal;
 }

@@ -44,9 +44,11 @@ describe('createEngine on the in-memory store', () => {
         retry: { maxAttempts: 3, backoff: 'exponential', delay: '1h', maxDelay: '3h' },
       })
       .build();
+    const seen: { taskId: string; key: string }[] = [];
     const engine = testEngine(
-      handle(flaky, ({ n }) => {
+      handle(flaky, ({ n }, ctx) => {
         calls++;
+        seen.push({ taskId: ctx.taskId, key: ctx.idempotencyKey });
         if (calls < 3) throw new Error(`try ${calls} failed`);
         return { n };
       }),
@@ -61,6 +63,10 @@ describe('createEngine on the in-memory store', () => {
     engine.advance('2h');
     await expect(run.result()).resolves.toEqual({ f: { n: 1 } });
     expect(calls).toBe(3);
+    // Each attempt is a new task, with the one side-effect key of the node.
+    expect(new Set(seen.map((s) => s.taskId)).size).toBe(3);
+    expect(new Set(seen.map((s) => s.key))).toEqual(new Set([seen[0]!.key]));
+    expect(seen[0]!.key).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('fails without retrying on a TerminalError, and reports the run failed', async () => {

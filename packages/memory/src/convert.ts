@@ -1,4 +1,11 @@
-import type { Arrival, Definition, JsonObject, RunError, TaskError } from '@weft/core';
+import {
+  type Arrival,
+  type Definition,
+  type JsonObject,
+  type RunError,
+  type TaskError,
+  taskIdempotencyKey,
+} from '@weft/core';
 import type {
   DefinitionRecord,
   HumanTaskRecord,
@@ -118,6 +125,7 @@ export const leasedTask = (t: TaskRow, definitionName: string): LeasedTask => ({
   leaseExpiresAt: t.leaseExpiresAt!,
   deadlineAt: t.deadlineAt,
   definitionName,
+  idempotencyKey: taskIdempotencyKey(t.runId, t.nodeId, t.iteration),
 });
 
 /** An outbox row as relays and the API read it. */

@@ -76,6 +76,8 @@ export function leasedJson(task: LeasedTask) {
     lease_token: task.leaseToken,
     lease_expires_at: task.leaseExpiresAt.toISOString(),
     deadline_at: task.deadlineAt?.toISOString() ?? null,
+    // The same for every attempt of the node instance, unlike task_id: what a worker gives a payment provider.
+    idempotency_key: task.idempotencyKey,
     // What the engine's stepContext hook built for the handler, when it has one.
     ...(task.context !== undefined ? { context: task.context } : {}),
   };

@@ -11,6 +11,12 @@ export interface TaskContext {
   readonly nodeId: string;
   readonly iteration: string;
   readonly attempt: number;
+  /**
+   * The same for every attempt of this node in this run and iteration (a retry keeps it; a loop pass or a
+   * map item has its own). Give it to a payment provider or any service that deduplicates requests, so a
+   * retry never repeats a side effect; the task id changes with each attempt and does not do this.
+   */
+  readonly idempotencyKey: string;
   readonly taskType: string;
   readonly definition: string;
   /** Aborted when the lease is lost (the run was cancelled, or the lease expired) or the worker stops hard. */
@@ -263,6 +269,7 @@ export class Worker {
       nodeId: task.node_id,
       iteration: task.iteration,
       attempt: task.attempt,
+      idempotencyKey: task.idempotency_key,
       taskType: task.task_type,
       definition: task.definition,
       signal: abort.signal,

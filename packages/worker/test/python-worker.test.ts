@@ -31,11 +31,7 @@ function findPython(): string | null {
 const python = findPython();
 
 /** Skips the Python tests may make, and only these: each names what is missing. */
-const ALLOWED_SKIPS = [
-  /this Weft server does not send idempotency_key/,
-  /needs the openssl command/,
-  /needs setuptools/,
-];
+const ALLOWED_SKIPS = [/needs the openssl command/, /needs setuptools/];
 
 /** What `python3 -m tests.report` prints last: tests run, skipped and failed (with their reasons). */
 interface Summary {

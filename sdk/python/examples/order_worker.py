@@ -34,7 +34,9 @@ def charge(input, ctx):
     pause(5, 20)
     if random.random() < 0.1:
         raise ConnectionError("bank timeout (simulated)")
-    return {"payment_id": f"pay_{uuid.uuid4().hex[:8]}", "charged": input["amount"]}
+    # A real bank gets ctx.idempotency_key as its idempotency key: the same on every attempt of this step,
+    # so a retry after a timeout is recognised and never charged twice. Here it names the payment.
+    return {"payment_id": f"pay_{ctx.idempotency_key[:8]}", "charged": input["amount"]}
 
 
 def dispatch(input, ctx):

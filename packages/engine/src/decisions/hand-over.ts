@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isSystemTaskType, taskKey } from '@weft/core';
+import { isSystemTaskType, taskIdempotencyKey, taskKey } from '@weft/core';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
 import type {
   LeasedTask,
@@ -234,6 +234,7 @@ export class TaskHandOver {
       leaseExpiresAt: new Date(Math.min(now + leaseMs, deadline ?? Number.POSITIVE_INFINITY)),
       deadlineAt: deadline === null ? null : new Date(deadline),
       definitionName: run.definitionName,
+      idempotencyKey: taskIdempotencyKey(run.id, nodeId, iteration),
     };
     if (reservation) {
       reservation.fill(task);

@@ -117,6 +117,11 @@ export interface LeasedTask {
   readonly leaseExpiresAt: Date;
   readonly deadlineAt: Date | null;
   readonly definitionName: string;
+  /**
+   * The same for every attempt of this node instance (run, node, iteration), unlike `id`: what a worker
+   * gives a payment provider or any service that deduplicates requests (`taskIdempotencyKey`).
+   */
+  readonly idempotencyKey: string;
   /** What the handler receives as its context, built by the engine's `stepContext` hook (absent without one). */
   readonly context?: Json;
 }

@@ -1,4 +1,4 @@
-import type { Json } from '@weft/core';
+import { type Json, taskIdempotencyKey } from '@weft/core';
 import { ANY_NAMESPACE, type FastLease, type LeasedTask, type LeaseRequest } from '@weft/engine';
 import type { Db } from '../db.js';
 
@@ -29,6 +29,7 @@ export const fromJson = (t: LeasedJson): LeasedTask => ({
   leaseExpiresAt: new Date(t.lease_expires_at),
   deadlineAt: t.deadline_at ? new Date(t.deadline_at) : null,
   definitionName: t.definition_name,
+  idempotencyKey: taskIdempotencyKey(t.run_id, t.node_id, t.iteration),
 });
 
 /**
