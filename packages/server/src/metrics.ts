@@ -38,6 +38,11 @@ export function metricsRoute(app: FastifyInstance, engine: Engine): void {
     () => stats.reportsRefused,
   );
   counter(
+    'weft_heartbeats_refused_total',
+    'Heartbeats refused (stale lease, wrong attempt, finished task): answered lost, not written to history.',
+    () => stats.heartbeatsRefused,
+  );
+  counter(
     'weft_tasks_leased_by_poll_total',
     'Tasks leased from the queue by a poll.',
     () => stats.leasedByPoll,

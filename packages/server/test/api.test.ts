@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -181,6 +182,10 @@ describe('runs API', () => {
     await t.call('POST', '/v1/definitions', ORDER.replace('orders', 'metered'));
     await t.call('POST', '/v1/runs', { definition: 'metered', input: { order_id: 'm' } });
     await work('api.reserve', { id: 'r-m' });
+    // A heartbeat for a lease nobody holds is answered lost, and counted.
+    const task = { run_id: randomUUID(), task_id: randomUUID(), attempt: 1, lease_token: randomUUID() };
+    const beat = await t.call('POST', '/v1/tasks/heartbeat', { worker: 'w', tasks: [task] });
+    expect(beat.body).toMatchObject({ held: [], lost: [task.task_id] });
     const res = await fetch(`${t.url}/metrics`);
     const text = await res.text();
     expect(res.headers.get('content-type')).toMatch(/text\/plain/);
@@ -188,6 +193,7 @@ describe('runs API', () => {
     expect(Number(/^weft_events_decided_total (\d+)$/m.exec(text)![1])).toBeGreaterThan(0);
     expect(text).toMatch(/^weft_process_resident_memory_bytes \d+/m);
     expect(Number(/^weft_node_instances_read_total (\d+)$/m.exec(text)![1])).toBeGreaterThan(0);
+    expect(Number(/^weft_heartbeats_refused_total (\d+)$/m.exec(text)![1])).toBeGreaterThan(0);
   });
 
   it('answers unknown runs and routes with 404 and a code', async () => {

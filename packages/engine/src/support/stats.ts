@@ -12,6 +12,12 @@ export class EngineStats {
   /** Worker reports applied, and refused (stale token or attempt, finished task, past deadline). */
   reportsAccepted = 0;
   reportsRefused = 0;
+  /**
+   * Heartbeats refused (stale lease, wrong attempt, finished task): answered `lost` and counted here, not
+   * written to history, where the ordinary races between a worker's heartbeats and its report would bury
+   * the refusals that matter.
+   */
+  heartbeatsRefused = 0;
   /** Tasks leased from the queue by a poll, handed to the reporting worker, or handed to a waiting poll. */
   leasedByPoll = 0;
   leasedWithReport = 0;

@@ -1,4 +1,4 @@
-import { type RunEvent, WeftError } from '@weft/core';
+import { WeftError } from '@weft/core';
 import type { EagerSlot } from '../../decisions/hand-over.js';
 import type { Pass } from '../../decisions/pass.js';
 import type { NamedTask } from '../../dispatch/dispatcher.js';
@@ -320,41 +320,25 @@ export class TaskService {
     return this.resolveInputs(await leaseNamed(this.ctx, request, named));
   }
 
-  /** Renews leases; returns which are still held and which were lost (cancelled run, expired, taken over). */
+  /**
+   * Renews leases; returns which are still held and which were lost (cancelled run, expired, taken over).
+   * The worker's name is part of the protocol; a heartbeat records nothing, so it is not used.
+   */
   async heartbeat(
     namespace: string,
-    worker: string,
+    _worker: string,
     tasks: readonly { runId: string; taskId: string; attempt: number; leaseToken: string }[],
   ): Promise<{ held: string[]; lost: string[] }> {
     if (tasks.length === 0) return { held: [], lost: [] };
-    const held = await this.ctx.store.transaction(async (tx) => {
-      const scope = namespaceScope(namespace);
-      const renewed = new Set(await tx.renewLeases(tasks, this.ctx.config.leaseMs, scope));
-      const lost = tasks.filter((t) => !renewed.has(t.taskId));
-      if (lost.length > 0) {
-        // Record refused heartbeats in history through the inbox: a worker holds no run lock.
-        await tx.requestDecisions([...new Set(lost.map((t) => t.runId))], 'refused heartbeat');
-        const why = new Map((await tx.explainRefusals(lost, scope)).map((v) => [v.taskId, v]));
-        await tx.appendInbox(
-          lost.flatMap((t) => {
-            const v = why.get(t.taskId);
-            if (!v || v.accepted || v.nodeId === undefined) return [];
-            const event: RunEvent = {
-              kind: 'report_refused',
-              nodeId: v.nodeId,
-              iteration: v.iteration ?? '',
-              attempt: t.attempt,
-              report: 'heartbeat',
-              why: v.why,
-              worker,
-            };
-            return [{ runId: t.runId, event }];
-          }),
-        );
-      }
-      return renewed;
-    });
-    this.ctx.wakeups.publish({ kind: 'decisions' });
+    // A refused heartbeat is answered `lost` and counted, not recorded in the run's history: a worker's
+    // heartbeat racing its own report, or the run's end, is ordinary, and hundreds of such lines would bury
+    // the refused reports that matter, which are still recorded.
+    const held = new Set(
+      await this.ctx.store.transaction((tx) =>
+        tx.renewLeases(tasks, this.ctx.config.leaseMs, namespaceScope(namespace)),
+      ),
+    );
+    this.ctx.stats.heartbeatsRefused += tasks.filter((t) => !held.has(t.taskId)).length;
     for (const t of tasks)
       if (!held.has(t.taskId)) await this.ctx.extensions.slots.release(t.taskId, t.attempt);
     return {
