@@ -5,6 +5,7 @@
 // leased to the reporting worker (or queued when it has no room), appends a history event and ends
 // the runs whose last node finished. No engine, no definitions read, no decide queue, no wake-ups
 // between processes. Run by the benchmark (see protocol-floor.ts), never by users.
+import { taskIdempotencyKey } from '@weft/core';
 import { connect } from '@weft/postgres';
 import Fastify from 'fastify';
 
@@ -38,6 +39,8 @@ const leased = (t: TaskRow, expires: string) => ({
   lease_token: t.token,
   lease_expires_at: expires,
   deadline_at: null,
+  // As the engine computes it: the same for every attempt of the node instance.
+  idempotency_key: taskIdempotencyKey(t.runId, `s${t.n}`, ''),
 });
 
 /** Polls waiting for queued tasks, woken when runs start or reports queue tasks. */
