@@ -1,4 +1,11 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+// With WEFT_TEST_SUMMARY set (CI sets it), the run's outcome is also written to that file as JSON, for
+// .ci/totals.mjs to count.
+const summary = process.env.WEFT_TEST_SUMMARY
+  ? [fileURLToPath(new URL('./.ci/summary-reporter.mjs', import.meta.url))]
+  : [];
 
 // Each test file gets its own PostgreSQL database (see packages/testing), so files run in parallel.
 // Two cores: three forks keep both busy while one waits on PostgreSQL.
@@ -10,6 +17,6 @@ export default defineConfig({
     maxWorkers: 3,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    reporters: ['default'],
+    reporters: ['default', ...summary],
   },
 });
