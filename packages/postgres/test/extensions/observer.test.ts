@@ -1,10 +1,12 @@
 import type { FinishedRun, ObservedEvent, SpanEnd, SpanStart, StepOutcome } from '@weft/engine';
 import { armFault } from '@weft/engine/internal';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { completed, type Harness, harness, lease, work } from '../helpers.js';
+import { completed, eventually, type Harness, harness, lease, work } from '../helpers.js';
 
 // Observers, tracers and after-commit hooks hear only of what committed (invariant 7: a start is reported
-// after commit). A rollback is forced after the writes with the fault point `pass.after-write`.
+// after commit). A rollback is forced after the writes with the fault point `pass.after-write`. A late
+// emission would be missed by a look right after the rollback: the tests look again once a marker run,
+// started after it, has been heard of all the way through a timer and the background decider.
 
 const DIAMOND = `
 name: observed
@@ -17,6 +19,13 @@ edges:
   - { from: a, to: [b, c] }
   - { from: b, to: d }
   - { from: c, to: d }
+`;
+
+// Started after a rollback: its last event comes through the timer poller and the background decider.
+const MARKER = `
+name: marker
+nodes:
+  - { id: pause, kind: wait, duration: 50ms }
 `;
 
 const events: ObservedEvent[] = [];
@@ -49,6 +58,7 @@ beforeAll(async () => {
     },
   );
   await h.engine.definitions.deploy('default', DIAMOND);
+  await h.engine.definitions.deploy('default', MARKER);
 });
 afterEach(() => {
   for (const d of disarms.splice(0)) d();
@@ -63,6 +73,25 @@ const rollBack = () =>
       throw new Error('rolled back after the writes');
     }),
   );
+
+/**
+ * Starts a marker run and waits (bounded) until the observer has heard it complete and no decision is left
+ * to make: whatever the engine would emit late, through any of its paths, it has emitted by then. Returns
+ * the events heard meanwhile that are not the marker's.
+ */
+async function heardAfterMarker(from: number): Promise<ObservedEvent[]> {
+  const marker = await h.engine.runs.start({ namespace: 'default', definition: 'marker', input: {} });
+  await eventually(
+    async () => {
+      const done = events.some((e) => e.runId === marker.id && e.type === 'run.completed');
+      const [left] = await h.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM weft.decide_queue`;
+      return done && left!.n === 0 ? true : undefined;
+    },
+    20_000,
+    'the marker run to be heard complete',
+  );
+  return events.slice(from).filter((e) => e.runId !== marker.id);
+}
 
 describe('observer and tracer', () => {
   it('receive the events of a normal run in order, exactly as history holds them', async () => {
@@ -123,6 +152,8 @@ describe('observer and tracer', () => {
       h.engine.runs.start({ namespace: 'default', definition: 'observed', input: { n: 2 } }),
     ).rejects.toThrow('rolled back after the writes');
     expect(events.length).toBe(before);
+    for (const d of disarms.splice(0)) d();
+    expect(await heardAfterMarker(before)).toEqual([]);
     expect(
       spans.some((s) => s.phase === 'start' && s.kind === 'run' && !events.some((e) => e.runId === s.runId)),
     ).toBe(false);
@@ -142,9 +173,11 @@ describe('observer and tracer', () => {
     ).rejects.toThrow('rolled back after the writes');
     for (const d of disarms.splice(0)) d();
     expect(events.length).toBe(before);
+    expect(await heardAfterMarker(before)).toEqual([]);
     expect(steps.length).toBe(stepsBefore);
+    const heardBefore = events.length;
     await h.engine.tasks.report({ namespace: 'default', worker: 'w', reports: [completed(a!, 'x')] });
-    const after = events.slice(before).filter((e) => e.runId === run.id);
+    const after = events.slice(heardBefore).filter((e) => e.runId === run.id);
     expect(after.map((e) => e.type)).toContain('task.completed');
     const history = await h.store.readHistory(run.id, 0, 1000);
     const seen = events.filter((e) => e.runId === run.id).sort((x, y) => x.seq - y.seq);
