@@ -6,3 +6,4 @@ export * from './nats-sink.js';
 export * from './redis-sink.js';
 export * from './redis-tasks.js';
 export * from './s3-blob-store.js';
+export * from './s3-signature.js';

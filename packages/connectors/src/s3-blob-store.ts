@@ -1,5 +1,5 @@
 import type { BlobStore } from '@weft/engine';
-import aws4 from 'aws4';
+import { signS3Request } from './s3-signature.js';
 
 /** Where an S3-compatible store is and how to sign for it. */
 export interface S3Options {
@@ -12,11 +12,13 @@ export interface S3Options {
   readonly accessKeyId: string;
   readonly secretAccessKey: string;
   readonly sessionToken?: string;
+  /** The time requests are signed at; the system clock when absent (a fixed one reproduces a signature). */
+  readonly clock?: () => Date;
 }
 
 /**
  * Blobs in an S3-compatible bucket, with path-style URLs (`<endpoint>/<bucket>/<key>`) signed with AWS
- * Signature Version 4 (the `aws4` package) and sent with Node's fetch.
+ * Signature Version 4 (see `signS3Request`) and sent with Node's fetch.
  */
 export class S3BlobStore implements BlobStore {
   readonly name: string;
@@ -44,25 +46,17 @@ export class S3BlobStore implements BlobStore {
   /** Signs and sends one request. */
   private send(method: 'GET' | 'PUT', key: string, body?: Buffer): Promise<Response> {
     const path = `${this.base.pathname.replace(/\/$/, '')}/${encodeURIComponent(this.options.bucket)}/${(this.options.prefix ?? '') + key}`;
-    const signed = aws4.sign(
+    const headers = signS3Request(
       {
+        method,
         host: this.base.host,
         path,
-        method,
-        service: 's3',
-        region: this.options.region,
-        headers: body ? { 'content-type': 'application/json' } : {},
-        ...(body ? { body } : {}),
+        ...(body ? { headers: { 'content-type': 'application/json' }, body } : {}),
       },
-      {
-        accessKeyId: this.options.accessKeyId,
-        secretAccessKey: this.options.secretAccessKey,
-        ...(this.options.sessionToken ? { sessionToken: this.options.sessionToken } : {}),
-      },
+      this.options.region,
+      this.options,
+      this.options.clock?.() ?? new Date(),
     );
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(signed.headers ?? {}))
-      if (k.toLowerCase() !== 'host') headers[k] = String(v);
     return fetch(`${this.base.protocol}//${this.base.host}${path}`, {
       method,
       headers,
