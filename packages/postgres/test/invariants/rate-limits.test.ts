@@ -7,6 +7,9 @@ import { completed, eventually } from '../helpers.js';
 // stays on the queue, held back until the window has room.
 
 const LIMIT = 3;
+// Enough that some are left for the waiting poll even when a busy machine spreads the first polls over
+// two windows.
+const RUNS = 12;
 let f: Fleet;
 beforeAll(async () => {
   f = await fleet(10);
@@ -33,31 +36,50 @@ async function startsInWindow(): Promise<number> {
   return row.n;
 }
 
+/**
+ * The most starts any window of 1.5 s held, by the database's clock (the one the limit is counted
+ * against): for each start, the starts in the window that ends with it. (A lease deletes the holds of
+ * windows that have passed, so this sees the recent windows.)
+ */
+async function busiestWindow(): Promise<number> {
+  const [row] = (await f.db.sql`
+    SELECT coalesce(max(n), 0)::int AS n FROM (
+      SELECT (SELECT count(*) FROM weft.holds o
+               WHERE o.gate = h.gate AND o.taken_at <= h.taken_at
+                 AND o.taken_at > h.taken_at - interval '1500 milliseconds') AS n
+        FROM weft.holds h WHERE h.gate = 'rate:default:mail') w`) as unknown as [{ n: number }];
+  return row.n;
+}
+
 describe('rate limits', () => {
   it('ten dispatchers at once start no more than the limit per window, and the rest follow later', async () => {
     await Promise.all(
-      Array.from({ length: 8 }, () =>
+      Array.from({ length: RUNS }, () =>
         f.main.runs.start({ namespace: 'default', definition: 'mail', input: {} }),
       ),
     );
+    // The first poll to get the key's lock takes the limit; polls a busy machine delays past the window
+    // may take more, in the next window: the limit is checked per window, on the database's clock.
     const first = (await pollAll(f.engines, ['mail.send'], 10)).flat();
-    expect(first).toHaveLength(LIMIT);
-    expect(await startsInWindow()).toBeLessThanOrEqual(LIMIT);
+    expect(first.length).toBeGreaterThanOrEqual(LIMIT);
+    expect(await busiestWindow()).toBe(LIMIT);
     // Finishing does not give a start back: the window does.
     await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: first.map((t) => completed(t)) });
-    expect((await pollAll(f.engines, ['mail.send'], 10)).flat()).toHaveLength(0);
-    // A waiting poll is answered once the window has room (it wakes at the time the limit named).
-    const started = Date.now();
+    const again = (await pollAll(f.engines, ['mail.send'], 10)).flat();
+    expect(await busiestWindow()).toBeLessThanOrEqual(LIMIT);
+    await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: again.map((t) => completed(t)) });
+    // A waiting poll is answered once the window has room: it wakes at the time the limit named (it
+    // would otherwise wait out its 30 s and answer nothing).
     const next = await f.main.tasks.poll({
       namespace: 'default',
       worker: 'w',
       taskTypes: ['mail.send'],
       max: 10,
-      waitMs: 10_000,
+      waitMs: 30_000,
     });
     expect(next.length).toBeGreaterThan(0);
     expect(next.length).toBeLessThanOrEqual(LIMIT);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await busiestWindow()).toBeLessThanOrEqual(LIMIT);
     await f.main.tasks.report({ namespace: 'default', worker: 'w', reports: next.map((t) => completed(t)) });
   });
 
@@ -72,11 +94,12 @@ describe('rate limits', () => {
             reports: got.map((t) => completed(t)),
           });
         expect(await startsInWindow()).toBeLessThanOrEqual(LIMIT);
+        expect(await busiestWindow()).toBeLessThanOrEqual(LIMIT);
         const [row] = (await f.db.sql`
           SELECT count(*)::int AS n FROM weft.runs WHERE status = 'completed'`) as unknown as [{ n: number }];
-        return row.n === 8 ? true : undefined;
+        return row.n === RUNS ? true : undefined;
       },
-      20_000,
+      45_000,
       'every run to complete',
     );
     expect(done).toBe(true);
