@@ -8,8 +8,9 @@ import { startTestServer, type TestServer } from '../../server/test/helpers.js';
 
 let t: TestServer;
 beforeAll(async () => {
-  // Short leases so that a dead worker's task comes back quickly.
-  t = await startTestServer({ leaseMs: 1000, heartbeatMs: 250, leasePollMs: 100 });
+  // Short leases so that a dead worker's task comes back quickly; heartbeats well inside them, so that a
+  // busy machine delaying one does not lose a lease.
+  t = await startTestServer({ leaseMs: 3000, heartbeatMs: 250, leasePollMs: 100 });
 });
 afterAll(async () => {
   await t?.close();
@@ -115,17 +116,33 @@ describe('worker SDK', () => {
       '/v1/definitions',
       'name: sdk4\nnodes:\n  - { id: a, task_type: sdk.slow, retry: { max_attempts: 1 } }\n',
     );
+    // The handler runs until the database's clock (the one leases expire by) is a second past the expiry
+    // of the lease it started with: without heartbeats the attempt would have been timed out.
+    let outlived = false;
     const worker = new Worker({
       url: t.url,
-      handlers: { 'sdk.slow': () => new Promise((r) => setTimeout(() => r('finally'), 2500)) },
+      handlers: {
+        'sdk.slow': async (_input, ctx) => {
+          const [first] = await t.db.sql<{ expires: Date }[]>`
+            SELECT lease_expires_at AS expires FROM weft.tasks WHERE id = ${ctx.taskId}::uuid`;
+          for (const end = Date.now() + 30_000; !outlived && Date.now() < end; ) {
+            await new Promise((r) => setTimeout(r, 100));
+            const [now] = await t.db.sql<{ past: boolean }[]>`
+              SELECT now() > ${first!.expires} + interval '1 second' AS past`;
+            outlived = now!.past;
+          }
+          return 'finally';
+        },
+      },
     });
     await worker.start();
     const id = (await t.call('POST', '/v1/runs', { definition: 'sdk4' })).body.id;
-    const run = await runStatus(id, (s) => s !== 'running');
+    const run = await runStatus(id, (s) => s !== 'running', 45_000);
     await worker.stop();
-    // The lease is 1 s: without heartbeats the attempt would have expired.
+    expect(outlived, 'the handler outlived its first lease').toBe(true);
     expect(run.status).toBe('completed');
     expect(run.output).toEqual({ a: 'finally' });
+    expect(run.tasks.map((x: { attempt: number }) => x.attempt)).toEqual([1]);
   });
 
   it('signals a handler whose lease was lost, when its run is cancelled', async () => {
@@ -368,6 +385,42 @@ describe('worker SDK against a scripted server', () => {
     expect(problems).toEqual([]);
   });
 
+  it('aborts the handler of a task whose heartbeat answers that its lease was lost', async () => {
+    const task = scriptedTask('sdk.lost');
+    const { url, requests } = await scriptedServer(task, async (path) =>
+      path === '/v1/tasks/heartbeat'
+        ? { status: 200, body: { held: [], lost: [task.task_id] } }
+        : { status: 200, body: { results: [{ task_id: task.task_id, accepted: false }], tasks: [] } },
+    );
+    const problems: string[] = [];
+    let reason: unknown = null;
+    const worker = new Worker({
+      url,
+      pollWaitMs: 100,
+      onProblem: (message) => problems.push(message),
+      handlers: {
+        // Runs until its signal fires (30 s at most, which fails the test).
+        'sdk.lost': (_input, ctx) =>
+          new Promise((resolve) => {
+            const give = setTimeout(() => resolve('never told'), 30_000);
+            ctx.signal.addEventListener('abort', () => {
+              clearTimeout(give);
+              reason = ctx.signal.reason;
+              resolve('gave up');
+            });
+          }),
+      },
+    });
+    await worker.start();
+    for (const end = Date.now() + 30_000; reason === null && Date.now() < end; )
+      await new Promise((r) => setTimeout(r, 20));
+    await worker.stop(1000);
+    expect(requests).toContain('/v1/tasks/heartbeat');
+    expect(reason).toBeInstanceOf(Error);
+    expect((reason as Error).message).toBe('the lease on this task was lost');
+    expect(problems).toContain(`lease lost on task ${task.task_id}; its handler was signalled to stop`);
+  });
+
   it('stop gives up on reports the server does not take, says so, and sends nothing after', async () => {
     const task = scriptedTask('sdk.unheard');
     const { url, requests } = await scriptedServer(task, async (path) =>
@@ -391,9 +444,8 @@ describe('worker SDK against a scripted server', () => {
     });
     await worker.start();
     await handled;
-    const began = Date.now();
+    // A stop that did not give up would wait for the server forever, and the test time out.
     await worker.stop(150);
-    expect(Date.now() - began).toBeLessThan(2000);
     expect(problems.at(-1)).toBe(
       'stopped with 0 handler(s) still running and 1 report(s) not taken by the server; their tasks will be retried when their leases expire',
     );
