@@ -1,9 +1,7 @@
 import { parseDuration } from '@weft/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { listDeadLettersCommand, replayDeadLettersCommand } from './commands/dead-letters.js';
-import { demoCommand } from './commands/demo.js';
 import { registerFlowCommands } from './commands/flow.js';
-import { migrateCommand, validateCommand } from './commands/local.js';
 import { registerOperatorActionCommands } from './commands/operator-actions.js';
 import {
   cancelCommand,
@@ -14,7 +12,6 @@ import {
   signalCommand,
   startCommand,
 } from './commands/remote.js';
-import { devCommand, serverCommand } from './commands/servers.js';
 import { color } from './output.js';
 
 /**
@@ -37,6 +34,9 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerDeadLetterCommands(program, remote);
   return program;
 }
+
+// The commands that run a server or reach PostgreSQL directly load the server and the store when they
+// run: every other command (most of them, talking to a server over HTTP) starts without loading them.
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -99,7 +99,7 @@ function registerLocalCommands(program: Command, env: NodeJS.ProcessEnv): void {
       'keep the server and its web console up after the summary, until Ctrl-C (default in a terminal)',
     )
     .option('--no-stay', 'stop once the summary is printed (default when the output is not a terminal)')
-    .action((o) => demoCommand(o));
+    .action(async (o) => (await import('./commands/demo.js')).demoCommand(o));
   serverOptions(
     program
       .command('dev')
@@ -108,7 +108,7 @@ function registerLocalCommands(program: Command, env: NodeJS.ProcessEnv): void {
     env,
   )
     .option('--blob-dir <dir>', 'where payloads over the threshold go (default: blobs in the data folder)')
-    .action((o) => devCommand(o));
+    .action(async (o) => (await import('./commands/servers.js')).devCommand(o));
   serverOptions(
     program
       .command('server')
@@ -121,17 +121,17 @@ function registerLocalCommands(program: Command, env: NodeJS.ProcessEnv): void {
       'folder for payloads over the threshold (or set WEFT_S3_BUCKET for S3)',
       env.WEFT_BLOB_DIR,
     )
-    .action((o) => serverCommand(o));
+    .action(async (o) => (await import('./commands/servers.js')).serverCommand(o));
   program
     .command('migrate')
     .description('apply pending database migrations (safe to run twice, and from several places at once)')
     .option('--database-url <url>', 'PostgreSQL connection URL', env.DATABASE_URL)
-    .action((o) => migrateCommand(o.databaseUrl));
+    .action(async (o) => (await import('./commands/local.js')).migrateCommand(o.databaseUrl));
   program
     .command('validate')
     .description('check a definition file offline; lists every problem with its line')
     .argument('<file>', 'YAML definition')
-    .action((file) => validateCommand(file));
+    .action(async (file) => (await import('./commands/local.js')).validateCommand(file));
 }
 
 /** Deploying, starting, listing, showing, cancelling and signalling runs; returns the `runs` group. */

@@ -36,7 +36,9 @@ afterAll(async () => {
   await t?.close();
 });
 
-describe('weft CLI: flow control', () => {
+// Each test runs several real `weft` processes one after another; on a loaded machine each can take
+// seconds to start, so the bound is wider than the suite's 60 s.
+describe('weft CLI: flow control', { timeout: 240_000 }, () => {
   it('starts idempotently', { timeout: 120_000 }, async () => {
     const first = await weft(['start', 'review', '--idempotency-key', 'k-1']);
     expect(first.out).toMatch(/^started run (\S+) of review v1/);

@@ -32,7 +32,9 @@ async function weft(...args: string[]): Promise<{ code: number; out: string; err
   }
 }
 
-describe('weft operator commands', () => {
+// Each test runs several real `weft` processes one after another; on a loaded machine each can take
+// seconds to start, so the bound is wider than the suite's 60 s.
+describe('weft operator commands', { timeout: 240_000 }, () => {
   let id = '';
 
   it('pause, resume, finish a task by hand, terminate: with --reason, and errors that name the state', async () => {

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { formatProblem, parseDefinition } from '@weft/core';
-import { connect, migrate } from '@weft/postgres';
 import { CliError } from '../errors.js';
 import { color } from '../output.js';
 
@@ -20,6 +19,8 @@ export async function validateCommand(file: string): Promise<void> {
 export async function migrateCommand(databaseUrl: string | undefined): Promise<void> {
   if (!databaseUrl)
     throw new CliError('set DATABASE_URL or pass --database-url to say which PostgreSQL to migrate');
+  // Loaded here: the commands that share this file (validate, and deploy's file reading) do not need it.
+  const { connect, migrate } = await import('@weft/postgres');
   const sql = connect(databaseUrl, { max: 1 });
   try {
     const applied = await migrate(sql, (m) =>
