@@ -36,7 +36,9 @@ afterAll(async () => {
   await t?.close();
 });
 
-describe('weft CLI', () => {
+// Each test runs several real `weft` processes one after another; on a loaded machine each can take
+// seconds to start, so the bound is wider than the suite's 60 s.
+describe('weft CLI', { timeout: 240_000 }, () => {
   it('validates offline: exit 0 for a valid file, exit 1 with every problem and its line', async () => {
     const good = join(dir, `weft-good-${process.pid}.yaml`);
     const bad = join(dir, `weft-bad-${process.pid}.yaml`);
@@ -105,6 +107,31 @@ describe('weft CLI', () => {
     const badInput = await weft(['start', 'clirun', '--input', '{oops'], env);
     expect(badInput.code).toBe(1);
     expect(badInput.err).toMatch(/--input is not valid JSON/);
+  });
+
+  it('prints a run history page by page, and every page with --all', async () => {
+    await t.call('POST', '/v1/definitions', 'name: clihist\nnodes:\n  - { id: only, task_type: cli.hist }\n');
+    const { id } = (await t.call('POST', '/v1/runs', { definition: 'clihist', input: {} })).body;
+    await t.call('POST', `/v1/runs/${id}/cancel`, { reason: 'enough' });
+    const { events } = (await t.call('GET', `/v1/runs/${id}/history`)).body as {
+      events: { seq: number; type: string }[];
+    };
+    expect(events.length).toBeGreaterThan(2);
+    const env = { WEFT_URL: t.url };
+    const lines = (out: string) => out.trimEnd().split('\n');
+    // One event a page: the first, then how to get the next.
+    const first = await weft(['runs', 'history', id, '--limit', '1'], env);
+    expect(first.code).toBe(0);
+    expect(lines(first.out)).toHaveLength(2);
+    expect(lines(first.out)[0]).toMatch(new RegExp(`^\\s+1  \\S+  ${events[0]!.type}`));
+    expect(lines(first.out)[1]).toBe(`more: weft runs history ${id} --after 1`);
+    // Every page: each event once, in order, and nothing after the last.
+    const all = await weft(['runs', 'history', id, '--limit', '1', '--all'], env);
+    expect(all.code).toBe(0);
+    expect(lines(all.out).map((l) => Number(l.trim().split(/\s+/)[0]))).toEqual(events.map((e) => e.seq));
+    expect(lines(all.out).at(-1)).toContain('run.cancelled');
+    const rest = await weft(['runs', 'history', id, '--after', String(events.at(-1)!.seq)], env);
+    expect(rest).toMatchObject({ code: 0, out: '' });
   });
 
   it('says clearly when a run does not exist or the server cannot be reached', async () => {

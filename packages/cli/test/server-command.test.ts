@@ -1,0 +1,86 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createTestDatabase, type TestDatabase } from '@weft/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// `weft server` as a user runs it: a process of its own on a PostgreSQL given by --database-url, serving
+// the API until it is sent SIGTERM.
+
+const BIN = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
+const exec = promisify(execFile);
+
+let db: TestDatabase;
+let dir: string;
+let child: ChildProcess | null = null;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  dir = await mkdtemp(join(tmpdir(), 'weft-server-'));
+});
+afterAll(async () => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  await db?.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Resolves with the URL the server says it serves at, or rejects when it exits first (60 s at most). */
+function servingAt(server: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`no "serving at" line in 60 s: ${err}`)), 60_000);
+    server.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /Weft is serving at (http:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    server.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`weft server exited (${code}) before serving: ${err}`));
+    });
+  });
+}
+
+// Real processes on a loaded machine: a wider bound than the suite's 60 s.
+describe('weft server', { timeout: 180_000 }, () => {
+  it('serves the API on the given PostgreSQL and stops cleanly on SIGTERM', async () => {
+    child = spawn(
+      process.execPath,
+      [BIN, 'server', '--database-url', db.url, '--port', '0', '--log-level', 'silent'],
+      // In a folder of its own: the server keeps large payloads under .weft/ where it runs.
+      { cwd: dir, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const url = await servingAt(child);
+    const deployed = await fetch(`${url}/v1/definitions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/yaml' },
+      body: 'name: served\nnodes:\n  - { id: a, task_type: served.a }\n',
+    });
+    expect(deployed.status).toBe(201);
+    const started = await fetch(`${url}/v1/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ definition: 'served', input: {} }),
+    });
+    const { id } = (await started.json()) as { id: string };
+    // The run is in the database the command was given.
+    const [row] = await db.sql<{ status: string }[]>`SELECT status FROM weft.runs WHERE id = ${id}::uuid`;
+    expect(row?.status).toBe('running');
+    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it('refuses to start without a database, saying what to set', async () => {
+    const failed = await exec(process.execPath, [BIN, 'server'], {
+      env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' },
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect(failed).toMatchObject({ code: 1 });
+    expect((failed as { stderr: string }).stderr).toMatch(/set DATABASE_URL or pass --database-url/);
+  });
+});
