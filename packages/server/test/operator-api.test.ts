@@ -83,6 +83,46 @@ describe('runs list filters and counts', () => {
     expect(seen.slice(0, 5)).toEqual([...started].reverse());
   });
 
+  it('filters by start time over HTTP: started_after includes its instant, started_before excludes it', async () => {
+    await t.call(
+      'POST',
+      '/v1/definitions',
+      'name: ops-timed\nnodes:\n  - { id: step, task_type: ops.timed }\n',
+    );
+    // Three runs, each started in a later millisecond than the one before (the API's times are in ms).
+    const runs: { id: string; created_at: string }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { id } = (await t.call('POST', '/v1/runs', { definition: 'ops-timed' })).body;
+      runs.push((await t.call('GET', `/v1/runs/${id}`)).body);
+      const after = Date.parse(runs.at(-1)!.created_at);
+      // (The database's clock, which gave created_at, may differ from this one: a second at most.)
+      for (const end = Date.now() + 1000; Date.now() <= after + 1 && Date.now() < end; )
+        await new Promise((r) => setTimeout(r, 2));
+    }
+    const [a, b, c] = runs as [(typeof runs)[0], (typeof runs)[0], (typeof runs)[0]];
+    expect(new Set(runs.map((r) => r.created_at)).size).toBe(3);
+    const ids = async (query: string) => {
+      const res = await t.call('GET', `/v1/runs?definition=ops-timed&${query}`);
+      expect(res.status, query).toBe(200);
+      return res.body.items.map((r: { id: string }) => r.id);
+    };
+    expect(await ids(`started_after=${b.created_at}`)).toEqual([c.id, b.id]);
+    expect(await ids(`started_before=${b.created_at}`)).toEqual([a.id]);
+    expect(await ids(`started_after=${b.created_at}&started_before=${c.created_at}`)).toEqual([b.id]);
+    expect(await ids(`started_after=${c.created_at}&started_before=${b.created_at}`)).toEqual([]);
+    const counted = await t.call(
+      'GET',
+      `/v1/runs/count?definition=ops-timed&started_after=${a.created_at}&started_before=${c.created_at}`,
+    );
+    expect(counted.body).toEqual({ count: 2, capped: false });
+    const bad = await t.call('GET', '/v1/runs?started_before=not-a-time');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({
+      code: 'bad_request',
+      message: expect.stringContaining('started_before'),
+    });
+  });
+
   it('bulk actions take the same filters: a dry run by id prefix names only those runs', async () => {
     const run = await t.call('POST', '/v1/runs', { definition: 'ops-flow' });
     const dry = await t.call('POST', '/v1/runs/bulk', {
