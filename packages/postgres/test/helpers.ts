@@ -73,10 +73,13 @@ export function failed(task: LeasedTask, message: string, retryable = true): Tas
   };
 }
 
-/** Polls `check` until it returns a value (not undefined), or fails after `ms`. */
+/**
+ * Polls `check` until it returns a value (not undefined), or fails after `ms`. The bound is for what never
+ * happens, not a measure of speed: wide enough for a loaded two-core machine running the whole suite.
+ */
 export async function eventually<T>(
   check: () => Promise<T | undefined>,
-  ms = 10_000,
+  ms = 30_000,
   what = 'condition',
 ): Promise<T> {
   const until = Date.now() + ms;

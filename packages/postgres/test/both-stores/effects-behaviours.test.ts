@@ -143,7 +143,7 @@ describe.each(STORES)('runs, people and operators on the %s store', (kind) => {
         const page = await h.store.listRuns({ namespace: 'default', definition: 'once', limit: 100 });
         return page.items.length >= 2 ? page.items : undefined;
       },
-      8000,
+      30_000,
       'two scheduled runs',
     );
     await h.engine.schedules.setPaused('default', 'every-second', true);
