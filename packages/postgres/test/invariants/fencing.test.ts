@@ -61,7 +61,7 @@ describe('lease fencing', () => {
     // The slow worker stops heartbeating; its lease expires and attempt 2 goes to another worker.
     const second = await eventually(
       async () => (await lease(h.engine, ['f2'], 1, 'fast-worker'))[0],
-      5000,
+      30_000,
       'attempt 2',
     );
     expect(second.attempt).toBe(2);
@@ -74,11 +74,22 @@ describe('lease fencing', () => {
       accepted: false,
       why: 'the report is for attempt 1, but attempt 2 is current',
     });
-    await h.engine.tasks.report({
-      namespace: 'default',
-      worker: 'fast-worker',
-      reports: [completed(second, 'on time')],
-    });
+    // The fast worker reports at once; a machine stalled past its 1.5 s lease too makes it expire like the
+    // first, and a later attempt is reported instead (bounded by the three attempts).
+    let current = second;
+    for (;;) {
+      const { verdicts } = await h.engine.tasks.report({
+        namespace: 'default',
+        worker: 'fast-worker',
+        reports: [completed(current, 'on time')],
+      });
+      if (verdicts[0]!.accepted) break;
+      current = await eventually(
+        async () => (await lease(h.engine, ['f2'], 1, 'fast-worker'))[0],
+        30_000,
+        'another attempt',
+      );
+    }
     const done = await eventually(async () => {
       const r = await h.engine.runs.get(run.id);
       return r.status === 'completed' ? r : undefined;
