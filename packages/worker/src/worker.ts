@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
 import { type Json, type LeasedTask, type Report, WeftClient } from '@weft/client';
+import { DEFAULT_CONNECT_TIMEOUT_MS, reachServer } from './connect.js';
 import { TerminalError } from './errors.js';
+import { Problems, type WorkerLogger } from './problems.js';
 import { RedisPoll } from './redis-poll.js';
 import { RedisTaskSource } from './redis-source.js';
 
@@ -51,6 +53,13 @@ export interface WorkerOptions {
   readonly reportsInFlight?: number;
   /** Called with problems the worker recovers from (a failed request, a lost lease). */
   readonly onProblem?: (message: string, error?: unknown) => void;
+  /**
+   * Where problems are logged (unreachable server, refused reports, lost leases): `console` by default,
+   * any object with `warn`, or `null` for nothing. A request that keeps failing is logged once.
+   */
+  readonly logger?: WorkerLogger | null;
+  /** How long `start()` tries to reach the server before it fails (default 10 s). */
+  readonly connectTimeoutMs?: number;
   /**
    * Redis, for a server that dispatches through Redis (it says so at `GET /v1/tasks/dispatch`): the worker
    * then reads task messages from Redis streams and leases each task through the server, and asks the
@@ -111,6 +120,7 @@ export class Worker {
   private flushScheduled = false;
   private source: RedisTaskSource | null = null;
   private redis: RedisPoll | null = null;
+  private readonly problems: Problems;
 
   constructor(private readonly options: WorkerOptions) {
     this.name = options.name ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
@@ -123,6 +133,8 @@ export class Worker {
     if (this.types.length === 0) throw new Error('a worker needs at least one handler');
     this.concurrency = Math.max(1, options.concurrency ?? 10);
     this.maxReporting = Math.max(1, options.reportsInFlight ?? 2);
+    const logger = options.logger === undefined ? console : options.logger;
+    this.problems = new Problems(`weft worker ${this.name}:`, logger, options.onProblem);
   }
 
   /**
@@ -130,36 +142,28 @@ export class Worker {
    * worker is running (not when it stops).
    */
   async start(): Promise<void> {
-    for (let wait = 200; !this.stopping; wait = Math.min(wait * 2, 5000)) {
-      try {
-        const info = await this.client.dispatchInfo();
-        if (info.dispatcher === 'redis') {
-          const url = this.options.redisUrl ?? process.env.REDIS_URL;
-          if (!url)
-            throw new Error(
-              'the server dispatches tasks through Redis: give the worker redisUrl (or set REDIS_URL) to read them',
-            );
-          this.source = new RedisTaskSource(
-            url,
-            info.stream_prefix,
-            this.options.namespace ?? 'default',
-            this.types,
-            this.name,
-          );
-          this.redis = new RedisPoll(
-            this.client,
-            this.source,
-            this.name,
-            this.types,
-            this.options.pollWaitMs ?? 20_000,
-          );
-        }
-        break;
-      } catch (e) {
-        if (e instanceof Error && /dispatches tasks through Redis/.test(e.message)) throw e;
-        this.options.onProblem?.(`cannot ask the server how it dispatches tasks; retrying in ${wait} ms`, e);
-        await new Promise((r) => setTimeout(r, wait));
-      }
+    const timeoutMs = this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    const info = await reachServer(this.client, this.problems, timeoutMs, () => this.stopping);
+    if (info?.dispatcher === 'redis') {
+      const url = this.options.redisUrl ?? process.env.REDIS_URL;
+      if (!url)
+        throw new Error(
+          'the server dispatches tasks through Redis: give the worker redisUrl (or set REDIS_URL) to read them',
+        );
+      this.source = new RedisTaskSource(
+        url,
+        info.stream_prefix,
+        this.options.namespace ?? 'default',
+        this.types,
+        this.name,
+      );
+      this.redis = new RedisPoll(
+        this.client,
+        this.source,
+        this.name,
+        this.types,
+        this.options.pollWaitMs ?? 20_000,
+      );
     }
     this.schedule();
   }
@@ -191,7 +195,7 @@ export class Worker {
     this.idle = null;
     this.closed = true;
     if (how === 'given up')
-      this.options.onProblem?.(
+      this.problems.report(
         `stopped with ${this.running.size} handler(s) still running and ${this.pending.length + this.sending} report(s) not taken by the server; their tasks will be retried when their leases expire`,
       );
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
@@ -227,6 +231,7 @@ export class Worker {
         this.pollAbort.signal,
       );
       this.backoffMs = 0;
+      this.problems.ok('poll');
       this.setHeartbeat(answer.heartbeat_ms);
       this.pollReserved = 0;
       for (const task of answer.tasks) this.run(task);
@@ -234,7 +239,7 @@ export class Worker {
       this.pollReserved = 0;
       if (!this.stopping) {
         this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 200), 5000);
-        this.options.onProblem?.(`poll failed; retrying in ${this.backoffMs} ms`, e);
+        this.problems.report(`poll failed; retrying in ${this.backoffMs} ms`, e, 'poll');
       }
     } finally {
       this.polling = false;
@@ -253,6 +258,7 @@ export class Worker {
       throw e;
     }
     this.backoffMs = 0;
+    this.problems.ok('poll');
     this.pollReserved = 0;
     if (got.heartbeatMs !== null) this.setHeartbeat(got.heartbeatMs);
     for (const task of got.tasks) this.run(task);
@@ -344,11 +350,12 @@ export class Worker {
         const answer = await this.client.report(this.name, batch, { taskTypes: this.types, max: want });
         this.sending -= batch.length;
         this.backoffMs = 0;
+        this.problems.ok('report');
         for (const [i, result] of answer.results.entries()) {
           const sent = batch[i]!;
           if (!result.accepted) {
             this.stats.refused++;
-            this.options.onProblem?.(`report for task ${result.task_id} was refused: ${result.why}`);
+            this.problems.report(`report for task ${result.task_id} was refused: ${result.why}`);
           } else if ('error' in sent) this.stats.failed++;
           else this.stats.completed++;
         }
@@ -360,7 +367,7 @@ export class Worker {
         this.sending -= batch.length;
         this.pending = [...batch, ...this.pending];
         this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 200), 5000);
-        this.options.onProblem?.(`report failed; retrying in ${this.backoffMs} ms`, e);
+        this.problems.report(`report failed; retrying in ${this.backoffMs} ms`, e, 'report');
         await new Promise((r) => setTimeout(r, this.backoffMs));
       } finally {
         this.reportReserved -= reserved;
@@ -401,16 +408,17 @@ export class Worker {
               lease_token: task.lease_token,
             })),
           );
+          this.problems.ok('heartbeat');
           for (const id of lost) {
             // A task that finished while the heartbeat was on its way is no longer held: its report's
             // verdict tells whether it counted.
             const running = this.running.get(id);
             if (!running) continue;
             running.abort.abort(new Error('the lease on this task was lost'));
-            this.options.onProblem?.(`lease lost on task ${id}; its handler was signalled to stop`);
+            this.problems.report(`lease lost on task ${id}; its handler was signalled to stop`);
           }
         } catch (e) {
-          this.options.onProblem?.('heartbeat failed; will try again', e);
+          this.problems.report('heartbeat failed; will try again', e, 'heartbeat');
         }
       }),
     );
