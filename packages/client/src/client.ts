@@ -19,6 +19,8 @@ import type {
   SignalResult,
 } from './types.js';
 
+import { outputOf, type WaitOptions, waitForRun } from './waiting.js';
+
 /** A typed client for Weft's HTTP API. Keeps connections alive; one client can be shared. */
 export class WeftClient extends ApiClient {
   /** Deploys YAML; the same content returns the existing version. */
@@ -61,6 +63,25 @@ export class WeftClient extends ApiClient {
       ...(options.idempotencyKey ? { idempotency_key: options.idempotencyKey } : {}),
       ...(options.onDuplicate ? { on_duplicate: options.onDuplicate } : {}),
     });
+  }
+
+  /**
+   * Starts a run and waits for it to finish: its output, or `RunFailedError` (carrying the run's error),
+   * `RunCancelledError` or `RunWaitTimeoutError` (see `result`).
+   */
+  async startAndWait(
+    definition: string,
+    input: Json = {},
+    options: Parameters<WeftClient['startRun']>[2] & WaitOptions = {},
+  ): Promise<{ run: Run; output: Json }> {
+    const started = await this.startRun(definition, input, options);
+    const run = await waitForRun(this, started.id, options);
+    return { run, output: outputOf(run) };
+  }
+
+  /** Waits for a run to finish and returns its output; throws as `startAndWait` does. */
+  async result(runId: string, options: WaitOptions = {}): Promise<Json> {
+    return outputOf(await waitForRun(this, runId, options));
   }
 
   /** Limits of the namespace, with their use. */
@@ -355,8 +376,8 @@ export class WeftClient extends ApiClient {
   }
 
   /** Where the server publishes tasks (its queue table, or Redis streams). */
-  dispatchInfo(): Promise<DispatchInfo> {
-    return this.call('GET', '/v1/tasks/dispatch');
+  dispatchInfo(signal?: AbortSignal): Promise<DispatchInfo> {
+    return this.call('GET', '/v1/tasks/dispatch', undefined, 'application/json', signal);
   }
 
   /** Leases tasks named by queue messages (Redis): only those still queued at that attempt. */
