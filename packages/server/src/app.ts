@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { consoleAssetsDir, isConsolePage, sendConsoleIndex, serveConsole } from './console.js';
 import { installErrorHandler } from './errors.js';
 import { metricsRoute } from './metrics.js';
+import { openApiRoutes } from './openapi.js';
 import { bulkRoutes } from './routes/bulk.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
 import { definitionRoutes } from './routes/definitions.js';
@@ -68,25 +69,29 @@ export function buildApp(options: AppOptions): FastifyInstance {
       });
     },
   });
-  app.get('/healthz', async () => ({ ok: true }));
-  scopeRunRoutes(app, options.engine);
-  definitionRoutes(app, options.engine);
-  const sightings = new WorkerSightings(options.engine.context.store, options.logger);
-  app.addHook('onClose', () => sightings.close());
-  runRoutes(app, options.engine);
-  runListRoutes(app, options.engine);
-  operatorReadRoutes(app, options.engine, sightings);
-  operatorActionRoutes(app, options.engine);
-  bulkRoutes(app, options.engine);
-  eventRoutes(app, options.engine, options.historyPollMs);
-  signalRoutes(app, options.engine);
-  taskRoutes(app, options.engine, sightings);
-  metricsRoute(app, options.engine);
-  limitRoutes(app, options.engine);
-  inboxRoutes(app, options.engine);
-  scheduleRoutes(app, options.engine);
-  sweeperRoutes(app, options.engine);
-  taskDispatchRoutes(app, options.engine, options.dispatch ?? { kind: 'table' }, sightings);
-  deadLetterRoutes(app, options.engine);
+  openApiRoutes(app);
+  // The routes go in a plugin, so that they are added once the OpenAPI plugin listens for them.
+  app.register(async (api) => {
+    api.get('/healthz', async () => ({ ok: true }));
+    scopeRunRoutes(api, options.engine);
+    definitionRoutes(api, options.engine);
+    const sightings = new WorkerSightings(options.engine.context.store, options.logger);
+    api.addHook('onClose', () => sightings.close());
+    runRoutes(api, options.engine);
+    runListRoutes(api, options.engine);
+    operatorReadRoutes(api, options.engine, sightings);
+    operatorActionRoutes(api, options.engine);
+    bulkRoutes(api, options.engine);
+    eventRoutes(api, options.engine, options.historyPollMs);
+    signalRoutes(api, options.engine);
+    taskRoutes(api, options.engine, sightings);
+    metricsRoute(api, options.engine);
+    limitRoutes(api, options.engine);
+    inboxRoutes(api, options.engine);
+    scheduleRoutes(api, options.engine);
+    sweeperRoutes(api, options.engine);
+    taskDispatchRoutes(api, options.engine, options.dispatch ?? { kind: 'table' }, sightings);
+    deadLetterRoutes(api, options.engine);
+  });
   return app;
 }

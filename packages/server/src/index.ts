@@ -1,3 +1,4 @@
 export * from './app.js';
+export * from './openapi.js';
 export * from './serve.js';
 export * from './wire.js';

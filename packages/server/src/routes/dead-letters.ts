@@ -22,6 +22,19 @@ const replaySchema = {
 export function deadLetterRoutes(app: FastifyInstance, engine: Engine): void {
   app.get<{ Querystring: { destination?: string; cursor?: string; limit?: string } }>(
     '/v1/dead-letters',
+    // Described for the OpenAPI document; the handler checks the values and says what is wrong.
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          properties: {
+            destination: { type: 'string', description: 'only this destination' },
+            cursor: { type: 'string', description: 'next_cursor of the previous page' },
+            limit: { type: 'string', description: 'most dead letters answered, 1 to 500 (default 50)' },
+          },
+        },
+      },
+    },
     async (request) => {
       const { destination, cursor } = request.query;
       const limit = request.query.limit === undefined ? 50 : Number(request.query.limit);

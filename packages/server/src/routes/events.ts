@@ -28,6 +28,17 @@ export function eventRoutes(app: FastifyInstance, engine: Engine, pollMs = 500):
 
   app.get<{ Params: { id: string }; Querystring: { after?: string } }>(
     '/v1/runs/:id/events',
+    // Described for the OpenAPI document; the handler checks the value and says what is wrong.
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          properties: {
+            after: { type: 'string', description: 'events after this sequence number (or Last-Event-ID)' },
+          },
+        },
+      },
+    },
     async (request, reply) => {
       const id = runId(request.params.id);
       const resumeFrom = request.headers['last-event-id'] ?? request.query.after ?? '0';

@@ -28,11 +28,23 @@ function checkId(id: string): void {
     throw new WeftError('human_task_not_found', `there is no human task ${id} (task ids are UUIDs)`, 404);
 }
 
+/** The inbox's filters, described for the OpenAPI document; the handler checks the values. */
+const inboxQuery = {
+  type: 'object',
+  properties: {
+    state: { type: 'string', description: 'open, completed, expired or cancelled' },
+    assignee: { type: 'string', description: 'only tasks assigned to this user' },
+    claimed_by: { type: 'string', description: 'only tasks claimed by this user' },
+    run_id: { type: 'string', description: 'only tasks of this run' },
+    limit: { type: 'string', description: 'most tasks answered, 1 to 500 (default 50)' },
+  },
+};
+
 /** The inbox of human tasks: list, show, claim, release, complete. */
 export function inboxRoutes(app: FastifyInstance, engine: Engine): void {
   app.get<{
     Querystring: { state?: string; assignee?: string; claimed_by?: string; run_id?: string; limit?: string };
-  }>('/v1/inbox', async (request) => {
+  }>('/v1/inbox', { schema: { querystring: inboxQuery } }, async (request) => {
     const q = request.query;
     if (q.state !== undefined && !STATES.includes(q.state))
       throw new WeftError('bad_request', `state must be one of ${STATES.join(', ')}`, 400);

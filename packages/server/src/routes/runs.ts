@@ -20,6 +20,14 @@ const startSchema = {
   },
 };
 
+const historyQuery = {
+  type: 'object',
+  properties: {
+    after: { type: 'string', description: 'events after this sequence number (default 0)' },
+    limit: { type: 'string', description: 'most events answered, 1 to 1000 (default 200)' },
+  },
+};
+
 const batchSchema = {
   body: {
     type: 'object',
@@ -125,6 +133,8 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
 
   app.get<{ Params: { id: string }; Querystring: { after?: string; limit?: string } }>(
     '/v1/runs/:id/history',
+    // Described for the OpenAPI document; the handler checks the values and says what is wrong.
+    { schema: { querystring: historyQuery } },
     async (request) => {
       const run = await getRun(engine, request.params.id, namespaceOf(request));
       const after = request.query.after === undefined ? 0 : Number(request.query.after);
