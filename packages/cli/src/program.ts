@@ -132,6 +132,10 @@ function registerLocalCommands(program: Command, env: NodeJS.ProcessEnv): void {
     .description('check a definition file offline; lists every problem with its line')
     .argument('<file>', 'YAML definition')
     .action(async (file) => (await import('./commands/local.js')).validateCommand(file));
+  program
+    .command('schema')
+    .description('print the JSON Schema of definition files, for editors (yaml-language-server and others)')
+    .action(async () => (await import('./commands/local.js')).schemaCommand());
 }
 
 /** Deploying, starting, listing, showing, cancelling and signalling runs; returns the `runs` group. */

@@ -17,6 +17,7 @@ export * from './definition/compensation.js';
 export * from './definition/containers.js';
 export * from './definition/graph.js';
 export * from './definition/http-request.js';
+export * from './definition/json-schema.js';
 export * from './definition/limit-types.js';
 export * from './definition/mappings.js';
 export * from './definition/node-types.js';

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { formatProblem, parseDefinition } from '@weft/core';
+import { definitionJsonSchema, formatProblem, parseDefinition } from '@weft/core';
 import { CliError } from '../errors.js';
 import { color } from '../output.js';
 
@@ -13,6 +13,11 @@ export async function validateCommand(file: string): Promise<void> {
   }
   const d = parsed.value;
   console.log(`${color.green('valid')}: ${d.name} (${d.nodes.length} nodes, ${d.edges.length} edges)`);
+}
+
+/** `weft schema`: prints the JSON Schema of definition files. */
+export function schemaCommand(): void {
+  console.log(JSON.stringify(definitionJsonSchema(), null, 2));
 }
 
 /** `weft migrate`: applies pending migrations to DATABASE_URL. */
