@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import swagger from '@fastify/swagger';
+import type { SwaggerOptions } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 
 /** Every error answer: a stable code and a message that says what to do. */
@@ -27,7 +27,8 @@ const errorAnswer = { description: errorSchema.description, $ref: 'Error#' };
 export function openApiRoutes(app: FastifyInstance): void {
   const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
   app.addSchema(errorSchema);
-  app.register(swagger, {
+  // Loaded with the server, not with every command of the CLI that imports this package.
+  const options: SwaggerOptions = {
     // Shared schemas keep their names under components.schemas.
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
     openapi: {
@@ -46,7 +47,8 @@ export function openApiRoutes(app: FastifyInstance): void {
         tagged.response = { '4xx': errorAnswer, '5xx': errorAnswer, ...(schema?.response ?? {}) };
       return { schema: tagged as never, url };
     },
-  });
+  };
+  app.register(import('@fastify/swagger'), options);
   app.register(async (api) => {
     api.get('/openapi.json', async () => app.swagger());
   });
