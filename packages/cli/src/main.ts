@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { WeftApiError } from '@weft/client';
-import { MissingPackageError } from '@weft/postgres';
 import { CliError } from './errors.js';
 import { color } from './output.js';
 import { buildProgram } from './program.js';
@@ -8,7 +7,10 @@ import { buildProgram } from './program.js';
 try {
   await buildProgram().parseAsync();
 } catch (e) {
-  if (e instanceof CliError || e instanceof WeftApiError || e instanceof MissingPackageError) {
+  // A missing optional package (@weft/postgres's MissingPackageError, matched by name so that the store is
+  // not loaded for every command) says what to install.
+  const missing = e instanceof Error && e.name === 'MissingPackageError';
+  if (e instanceof CliError || e instanceof WeftApiError || missing) {
     console.error(color.red(`error: ${e.message}`));
     process.exitCode = e instanceof CliError ? e.exitCode : 1;
   } else {
