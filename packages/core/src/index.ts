@@ -43,3 +43,4 @@ export * from './json.js';
 export * from './result.js';
 export * from './schema.js';
 export * from './stable-id.js';
+export * from './storable.js';

@@ -2,6 +2,7 @@ import type { Engine } from '@weft/engine';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { consoleAssetsDir, isConsolePage, sendConsoleIndex, serveConsole } from './console.js';
 import { installErrorHandler } from './errors.js';
+import { installInputGuard } from './input-guard.js';
 import { metricsRoute } from './metrics.js';
 import { openApiRoutes } from './openapi.js';
 import { bulkRoutes } from './routes/bulk.js';
@@ -69,6 +70,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
       });
     },
   });
+  installInputGuard(app);
   openApiRoutes(app);
   // The routes go in a plugin, so that they are added once the OpenAPI plugin listens for them.
   app.register(async (api) => {

@@ -4,6 +4,7 @@ import {
   definitionHash,
   formatProblem,
   parseDefinition,
+  storageProblem,
   WeftError,
   type Workflow,
 } from '@weft/core';
@@ -54,6 +55,12 @@ export class DefinitionService {
     definition: Definition,
     source: string,
   ): Promise<{ record: DefinitionRecord; created: boolean }> {
+    // Text a YAML escape ("\0") put in the definition would fail its statement: refuse it here instead.
+    const unstorable = storageProblem(source, 'source') ?? storageProblem(definition, 'definition');
+    if (unstorable)
+      throw new WeftError('bad_request', `${unstorable.path} ${unstorable.message}`, 400, {
+        problems: [unstorable],
+      });
     const hash = definitionHash(definition);
     await checkLimitNames(this.store, namespace, definition);
     const declared = declaredLimitRows(namespace, definition.limits);

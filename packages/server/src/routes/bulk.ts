@@ -3,6 +3,7 @@ import { type BulkFilter, bulkOperatorAction, type Engine } from '@weft/engine';
 import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
+import { versionField } from './fields.js';
 
 const RUN_STATUSES = ['running', 'paused', 'compensating', 'completed', 'failed', 'cancelled', 'terminated'];
 
@@ -36,7 +37,7 @@ const schema = {
         additionalProperties: false,
         properties: {
           definition: { type: 'string', minLength: 1 },
-          version: { type: 'integer', minimum: 1 },
+          version: versionField,
           status: { type: 'string', enum: RUN_STATUSES },
           started_before: { type: 'string', minLength: 1 },
           started_after: { type: 'string', minLength: 1 },

@@ -3,6 +3,7 @@ import type { Engine } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { deadLetterJson } from '../wire.js';
+import { digitsField } from './fields.js';
 
 const replaySchema = {
   body: {
@@ -22,15 +23,15 @@ const replaySchema = {
 export function deadLetterRoutes(app: FastifyInstance, engine: Engine): void {
   app.get<{ Querystring: { destination?: string; cursor?: string; limit?: string } }>(
     '/v1/dead-letters',
-    // Described for the OpenAPI document; the handler checks the values and says what is wrong.
+    // Described for the OpenAPI document, sized to the columns; the handler says what else is wrong.
     {
       schema: {
         querystring: {
           type: 'object',
           properties: {
-            destination: { type: 'string', description: 'only this destination' },
-            cursor: { type: 'string', description: 'next_cursor of the previous page' },
-            limit: { type: 'string', description: 'most dead letters answered, 1 to 500 (default 50)' },
+            destination: { type: 'string', maxLength: 200, description: 'only this destination' },
+            cursor: { type: 'string', maxLength: 19, description: 'next_cursor of the previous page' },
+            limit: { ...digitsField(4), description: 'most dead letters answered, 1 to 500 (default 50)' },
           },
         },
       },

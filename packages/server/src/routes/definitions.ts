@@ -57,6 +57,17 @@ export function definitionRoutes(app: FastifyInstance, engine: Engine): void {
 
   app.get<{ Params: { name: string; version: string } }>(
     '/v1/definitions/:name/versions/:version',
+    {
+      schema: {
+        params: {
+          type: 'object',
+          properties: {
+            name: { type: 'string' },
+            version: { type: 'string', pattern: '^(latest|[0-9]{1,9})$' },
+          },
+        },
+      },
+    },
     async (request) => {
       const version = request.params.version === 'latest' ? undefined : Number(request.params.version);
       if (version !== undefined && !Number.isInteger(version)) {

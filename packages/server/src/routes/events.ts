@@ -3,6 +3,7 @@ import { WeftError } from '@weft/core';
 import type { Engine } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { historyJson } from '../wire.js';
+import { INT4_MAX } from './fields.js';
 import { runId } from './operator-actions.js';
 
 /** Events read per query while catching up. */
@@ -43,7 +44,7 @@ export function eventRoutes(app: FastifyInstance, engine: Engine, pollMs = 500):
       const id = runId(request.params.id);
       const resumeFrom = request.headers['last-event-id'] ?? request.query.after ?? '0';
       const after = Number(Array.isArray(resumeFrom) ? resumeFrom[0] : resumeFrom);
-      if (!Number.isInteger(after) || after < 0) {
+      if (!Number.isInteger(after) || after < 0 || after > INT4_MAX) {
         throw new WeftError(
           'bad_request',
           'Last-Event-ID (or after) must be the sequence number of the last event received (0 or more)',

@@ -4,6 +4,7 @@ import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { humanTaskJson } from '../wire-flow.js';
+import { digitsField } from './fields.js';
 
 const STATES = ['open', 'completed', 'expired', 'cancelled'];
 const userBody = {
@@ -33,10 +34,10 @@ const inboxQuery = {
   type: 'object',
   properties: {
     state: { type: 'string', description: 'open, completed, expired or cancelled' },
-    assignee: { type: 'string', description: 'only tasks assigned to this user' },
-    claimed_by: { type: 'string', description: 'only tasks claimed by this user' },
-    run_id: { type: 'string', description: 'only tasks of this run' },
-    limit: { type: 'string', description: 'most tasks answered, 1 to 500 (default 50)' },
+    assignee: { type: 'string', maxLength: 200, description: 'only tasks assigned to this user' },
+    claimed_by: { type: 'string', maxLength: 200, description: 'only tasks claimed by this user' },
+    run_id: { type: 'string', maxLength: 36, description: 'only tasks of this run' },
+    limit: { ...digitsField(4), description: 'most tasks answered, 1 to 500 (default 50)' },
   },
 };
 

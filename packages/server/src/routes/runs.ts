@@ -4,6 +4,7 @@ import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { historyJson, runJson, taskJson } from '../wire.js';
+import { digitsField, versionField } from './fields.js';
 
 const startSchema = {
   body: {
@@ -12,7 +13,7 @@ const startSchema = {
     additionalProperties: false,
     properties: {
       definition: { type: 'string', minLength: 1 },
-      version: { type: 'integer', minimum: 1 },
+      version: versionField,
       input: {},
       idempotency_key: { type: 'string', minLength: 1, maxLength: 500 },
       on_duplicate: { type: 'string', enum: ['return', 'error'] },
@@ -23,8 +24,8 @@ const startSchema = {
 const historyQuery = {
   type: 'object',
   properties: {
-    after: { type: 'string', description: 'events after this sequence number (default 0)' },
-    limit: { type: 'string', description: 'most events answered, 1 to 1000 (default 200)' },
+    after: { ...digitsField(), description: 'events after this sequence number (default 0)' },
+    limit: { ...digitsField(4), description: 'most events answered, 1 to 1000 (default 200)' },
   },
 };
 
@@ -35,7 +36,7 @@ const batchSchema = {
     additionalProperties: false,
     properties: {
       definition: { type: 'string', minLength: 1 },
-      version: { type: 'integer', minimum: 1 },
+      version: versionField,
       inputs: { type: 'array', minItems: 1, maxItems: 1000 },
     },
   },

@@ -3,6 +3,7 @@ import type { Engine, OverlapPolicy } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { scheduleJson, sweeperJson } from '../wire-flow.js';
+import { INT4_MAX, versionField } from './fields.js';
 
 const scheduleBody = {
   body: {
@@ -11,7 +12,7 @@ const scheduleBody = {
     additionalProperties: false,
     properties: {
       definition: { type: 'string', minLength: 1 },
-      version: { type: 'integer', minimum: 1 },
+      version: versionField,
       cron: { type: 'string', minLength: 1, maxLength: 200 },
       timezone: { type: 'string', minLength: 1, maxLength: 100 },
       input: {},
@@ -87,7 +88,7 @@ export function sweeperRoutes(app: FastifyInstance, engine: Engine): void {
         body: {
           type: ['object', 'null'],
           additionalProperties: false,
-          properties: { idle_ms: { type: 'integer', minimum: 0 } },
+          properties: { idle_ms: { type: 'integer', minimum: 0, maximum: INT4_MAX } },
         },
       },
     },

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { leasedJson } from '../wire.js';
 import type { WorkerSightings } from '../worker-sightings.js';
+import { attemptField } from './fields.js';
 
 /** How this server hands tasks to workers, as workers are told. */
 export type DispatchInfo =
@@ -58,7 +59,7 @@ export function taskDispatchRoutes(
                 type: 'object',
                 required: ['run_id', 'task_id', 'attempt'],
                 additionalProperties: false,
-                properties: { run_id: uuid, task_id: uuid, attempt: { type: 'integer', minimum: 1 } },
+                properties: { run_id: uuid, task_id: uuid, attempt: attemptField },
               },
             },
           },

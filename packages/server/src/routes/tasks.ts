@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { leasedJson } from '../wire.js';
 import type { WorkerSightings } from '../worker-sightings.js';
+import { attemptField } from './fields.js';
 
 const uuid = { type: 'string', pattern: '^[0-9a-fA-F-]{36}$' };
 const worker = { type: 'string', minLength: 1, maxLength: 200 };
@@ -32,7 +33,7 @@ const reportItem = {
   properties: {
     run_id: uuid,
     task_id: uuid,
-    attempt: { type: 'integer', minimum: 1 },
+    attempt: attemptField,
     lease_token: uuid,
     node_id: { type: 'string', maxLength: 128 },
     iteration: { type: 'string', maxLength: 256 },
@@ -148,7 +149,7 @@ export function taskRoutes(app: FastifyInstance, engine: Engine, sightings?: Wor
                 properties: {
                   run_id: uuid,
                   task_id: uuid,
-                  attempt: { type: 'integer', minimum: 1 },
+                  attempt: attemptField,
                   lease_token: uuid,
                 },
               },

@@ -1,4 +1,4 @@
-import { WeftError } from '@weft/core';
+import { type StorageProblem, storageProblem, type TaskError, WeftError } from '@weft/core';
 import type { EagerSlot } from '../../decisions/hand-over.js';
 import type { Pass } from '../../decisions/pass.js';
 import type { NamedTask } from '../../dispatch/dispatcher.js';
@@ -102,13 +102,17 @@ export class TaskService {
   }
 
   /**
-   * Offloads large outputs; an output over the hard limit fails its attempt for good with a message that
-   * says so (a worker retrying the same report would never get it through).
+   * Offloads large outputs; an output over the hard limit, or one PostgreSQL cannot store (U+0000 in its
+   * text, say), fails its attempt for good with a message that says so (a worker retrying the same report
+   * would never get it through; refusing the report would leave the task to be retried until it runs out).
    */
   private async offloadOutputs(reports: readonly TaskReport[]): Promise<TaskReport[]> {
     return Promise.all(
       reports.map(async (r): Promise<TaskReport> => {
         if (r.outcome.kind !== 'completed') return r;
+        const unstorable = storageProblem(r.outcome.output, 'output');
+        if (unstorable)
+          return { ...r, outcome: { kind: 'failed', error: notStorable(r.taskId, unstorable) } };
         try {
           const output = await this.ctx.payloads.offload(r.outcome.output, `the output of task ${r.taskId}`);
           return output === r.outcome.output ? r : { ...r, outcome: { kind: 'completed', output } };
@@ -356,4 +360,15 @@ function isDatabaseError(e: unknown): boolean {
   return (
     typeof (e as { code?: unknown })?.code === 'string' && /^[0-9A-Z]{5}$/.test((e as { code: string }).code)
   );
+}
+
+/** The failure of an attempt whose output cannot be stored: terminal, naming the bad part of the output. */
+function notStorable(taskId: string, problem: StorageProblem): TaskError {
+  return {
+    message: `the output of task ${taskId} cannot be stored: ${problem.path} ${problem.message}`,
+    reason: 'error',
+    retryable: false,
+    type: 'output_not_storable',
+    details: { code: 'output_not_storable', path: problem.path },
+  };
 }
