@@ -13,6 +13,8 @@ export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts', 'examples/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['packages/testing/dist/global-setup.js'],
+    // Unhandled errors fail the run; this checks that no test file leaves a listener that would hide them.
+    setupFiles: ['test/unhandled-errors.setup.ts'],
     pool: 'forks',
     maxWorkers: 3,
     testTimeout: 60_000,

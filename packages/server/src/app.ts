@@ -2,6 +2,7 @@ import type { Engine } from '@weft/engine';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { consoleAssetsDir, isConsolePage, sendConsoleIndex, serveConsole } from './console.js';
 import { installErrorHandler } from './errors.js';
+import { clientErrorHandler, frameworkErrors, installUrlLimit, MAX_PARAM_LENGTH } from './http-limits.js';
 import { installInputGuard } from './input-guard.js';
 import { metricsRoute } from './metrics.js';
 import { openApiRoutes } from './openapi.js';
@@ -50,7 +51,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // Long polls wait up to 60 s.
     requestTimeout: 120_000,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    maxParamLength: MAX_PARAM_LENGTH,
+    frameworkErrors,
+    clientErrorHandler,
   });
+  installUrlLimit(app);
   app.addContentTypeParser(
     ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'],
     { parseAs: 'string' },

@@ -44,6 +44,14 @@ export function installErrorHandler(
         },
       });
     }
+    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.status(413).send({
+        error: {
+          code: 'body_too_large',
+          message: `the request body is larger than ${request.routeOptions.bodyLimit ?? 'the limit of'} bytes: send large values by reference, or split the request`,
+        },
+      });
+    }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       const code =
         fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || /JSON/.test(fe.message)

@@ -1,6 +1,7 @@
 import type { Engine } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { unhandledErrorCount } from './process-guard.js';
 
 /** Serves the engine's counters and the process's own metrics at GET /metrics, in Prometheus format. */
 export function metricsRoute(app: FastifyInstance, engine: Engine): void {
@@ -67,6 +68,11 @@ export function metricsRoute(app: FastifyInstance, engine: Engine): void {
     'weft_sweeper_runs_repaired_total',
     'Runs the sweeper found stuck and repaired; stays 0 in a healthy system.',
     () => engine.sweeper.stats.repaired,
+  );
+  counter(
+    'weft_unhandled_errors_total',
+    'Unhandled rejections and uncaught exceptions the server process logged and survived; stays 0 (each is a bug).',
+    unhandledErrorCount,
   );
   new Gauge({
     name: 'weft_polls_waiting',

@@ -10,6 +10,7 @@ import { connect, migrate, PgStore } from '@weft/postgres';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
+import { guardProcess } from './process-guard.js';
 import type { DispatchInfo } from './routes/task-dispatch.js';
 
 /** How to run a server. */
@@ -37,6 +38,11 @@ export interface ServeOptions {
   readonly webhookSecret?: string;
   /** The web console's assets folder, `null` for no console; by default the one `npm run build` made. */
   readonly console?: string | null;
+  /**
+   * Log and count (`weft_unhandled_errors_total`) unhandled rejections and uncaught exceptions instead of
+   * letting Node end the process: for a process that is only this server (default false).
+   */
+  readonly guardProcess?: boolean;
 }
 
 /** A running server. */
@@ -92,6 +98,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   });
   await engine.start();
   const address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
+  const unguard = options.guardProcess ? guardProcess(logger) : () => {};
   return {
     url: address,
     app,
@@ -102,6 +109,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       await engine.stop();
       await Promise.allSettled(destinations.map((d) => d.close?.()));
       await store.close();
+      unguard();
     },
   };
 }

@@ -29,6 +29,7 @@ export async function serverCommand(
     engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat, ...flowConfig(o) },
     blobs: blobStore(o.blobDir, '.weft/blobs'),
     ...serverSettings(o),
+    guardProcess: true,
   });
   console.error(`Weft is serving at ${server.url} (web console: ${server.url}/)`);
   await untilSignal();
@@ -64,6 +65,7 @@ export async function devCommand(
       engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat, ...flow },
       blobs,
       ...settings,
+      guardProcess: true,
     });
   } catch (e) {
     await db.stop();
