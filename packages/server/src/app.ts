@@ -6,6 +6,7 @@ import { clientErrorHandler, frameworkErrors, installUrlLimit, MAX_PARAM_LENGTH 
 import { installInputGuard } from './input-guard.js';
 import { metricsRoute } from './metrics.js';
 import { openApiRoutes } from './openapi.js';
+import { recordRoutes } from './route-table.js';
 import { bulkRoutes } from './routes/bulk.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
 import { definitionRoutes } from './routes/definitions.js';
@@ -51,10 +52,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // Long polls wait up to 60 s.
     requestTimeout: 120_000,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
-    maxParamLength: MAX_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
     clientErrorHandler,
   });
+  recordRoutes(app);
   installUrlLimit(app);
   app.addContentTypeParser(
     ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'],

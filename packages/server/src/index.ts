@@ -1,4 +1,5 @@
 export * from './app.js';
 export * from './openapi.js';
+export { type RouteInfo, routesOf } from './route-table.js';
 export * from './serve.js';
 export * from './wire.js';

@@ -1,4 +1,4 @@
-import { isAlias, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { type Document, isAlias, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import type { Json } from '../json.js';
 
 /** A YAML value with the line it starts on, so that every problem can point at the source. */
@@ -38,10 +38,37 @@ export function parseLocated(text: string): { tree: Located | null; problems: Sy
     return { line: at.line, column: at.col, message: e.message.split('\n')[0] ?? e.message, fatal: true };
   });
   if (problems.length > 0) return { tree: null, problems };
+  if (doc.contents == null)
+    return { tree: null, problems: [{ line: 1, message: 'the document is empty', fatal: true }] };
+  try {
+    return { tree: locate(doc, lineCounter, problems), problems };
+  } catch (e) {
+    if (!(e instanceof Unreadable)) throw e;
+    return { tree: null, problems: [{ line: 1, message: e.message, fatal: true }] };
+  }
+}
+
+/** The located tree of a parsed document; keys repeated in a map are added to `problems`. */
+function locate(doc: Document, lineCounter: LineCounter, problems: SyntaxProblem[]): Located {
   const lineOf = (node: Node | null | undefined): number =>
     node?.range ? lineCounter.linePos(node.range[0]).line : 1;
+  // An alias inside the node it names would expand forever, and aliases of aliases can expand a short text
+  // into billions of nodes: both are refused as problems rather than exhausting the stack or memory.
+  const expanding = new Set<unknown>();
+  let nodes = 0;
   const convert = (node: unknown): Located => {
-    if (isAlias(node)) return convert(node.resolve(doc));
+    if (++nodes > MAX_NODES) throw new Unreadable(`the document expands to more than ${MAX_NODES} values`);
+    if (isAlias(node)) {
+      const target = node.resolve(doc);
+      if (expanding.has(target))
+        throw new Unreadable(`the alias *${node.source} is inside the value it names`);
+      expanding.add(target);
+      try {
+        return convert(target);
+      } finally {
+        expanding.delete(target);
+      }
+    }
     if (isMap(node)) {
       const entries: LocatedEntry[] = [];
       const first = new Map<string, number>();
@@ -80,11 +107,13 @@ export function parseLocated(text: string): { tree: Located | null; problems: Sy
     }
     return { kind: 'scalar', line: 1, value: null };
   };
-  if (doc.contents == null)
-    return { tree: null, problems: [{ line: 1, message: 'the document is empty', fatal: true }] };
-  const tree = convert(doc.contents);
-  return { tree, problems };
+  return convert(doc.contents);
 }
+
+/** Most values a document may expand to (aliases counted at every use). */
+const MAX_NODES = 100_000;
+
+class Unreadable extends Error {}
 
 /** Turns a located tree back into plain JSON. */
 export function toJson(node: Located): Json {

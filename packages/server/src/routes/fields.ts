@@ -17,3 +17,9 @@ export const versionField = { type: 'integer', minimum: 1, maximum: INT4_MAX } a
 export function digitsField(digits = 9) {
   return { type: 'string', pattern: `^[0-9]{1,${digits}}$` } as const;
 }
+
+/** A UUID in its usual 8-4-4-4-12 form (what a `uuid` column takes). */
+export const uuidField = {
+  type: 'string',
+  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+} as const;

@@ -42,8 +42,9 @@ export function limitRoutes(app: FastifyInstance, engine: Engine): void {
       windowMs = parsed.value;
     }
     await engine.limits.set({ namespace, kind, name, max: body.max, windowMs });
-    const now = await engine.limits.list(namespace);
-    return limitJson(now.find((l) => l.kind === kind && l.name === name)!);
+    const now = (await engine.limits.list(namespace)).find((l) => l.kind === kind && l.name === name);
+    // Lifted by a request that came just after this one: answer with what this one set.
+    return limitJson(now ?? { namespace, kind, name, max: body.max, windowMs, used: 0 });
   };
   app.put<{ Params: { kind: string; name: string }; Body: { max: number; per?: string } }>(
     '/v1/limits/:kind/:name',

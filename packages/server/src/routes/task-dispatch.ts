@@ -3,14 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { leasedJson } from '../wire.js';
 import type { WorkerSightings } from '../worker-sightings.js';
-import { attemptField } from './fields.js';
+import { attemptField, uuidField } from './fields.js';
 
 /** How this server hands tasks to workers, as workers are told. */
 export type DispatchInfo =
   | { readonly kind: 'table' }
   | { readonly kind: 'redis'; readonly streamPrefix: string };
 
-const uuid = { type: 'string', pattern: '^[0-9a-fA-F-]{36}$' };
+const uuid = uuidField;
 
 /**
  * The worker protocol's dispatch half. `GET /v1/tasks/dispatch` says where task messages are published

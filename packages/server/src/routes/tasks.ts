@@ -4,9 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { leasedJson } from '../wire.js';
 import type { WorkerSightings } from '../worker-sightings.js';
-import { attemptField } from './fields.js';
+import { attemptField, uuidField } from './fields.js';
 
-const uuid = { type: 'string', pattern: '^[0-9a-fA-F-]{36}$' };
+const uuid = uuidField;
 const worker = { type: 'string', minLength: 1, maxLength: 200 };
 const taskTypes = {
   type: 'array',

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './helpers.js';
+
+// Requests the HTTP fuzz test (fuzz.test.ts) found answered with a 500, each kept here as a focused case.
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer({}, { console: null });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('found by the fuzz test', () => {
+  it('a UUID field of 36 hyphens or zeros is a 400, not a failed statement', async () => {
+    const real = '01a23572-dce0-7816-969a-b74ffe8fbc32';
+    for (const bad of ['-'.repeat(36), '0'.repeat(36)]) {
+      const complete = await t.call('POST', `/v1/tasks/${bad}/complete`, {
+        run_id: real,
+        attempt: 1,
+        lease_token: real,
+      });
+      expect(complete.status, bad).toBe(400);
+      expect(complete.body.error.message).toContain('params.id');
+      const heartbeat = await t.call('POST', '/v1/tasks/heartbeat', {
+        worker: 'w',
+        tasks: [{ run_id: real, task_id: real, attempt: 1, lease_token: bad }],
+      });
+      expect(heartbeat.status, bad).toBe(400);
+      expect(heartbeat.body.error.message).toContain('body.tasks[0].lease_token');
+    }
+  });
+
+  it('a YAML alias inside the value it names, or aliases expanding past the limit, is a 422', async () => {
+    const cyclic = await t.call('POST', '/v1/definitions', 'a: &a [*a]\n');
+    expect(cyclic.status).toBe(422);
+    expect(cyclic.body.error.message).toContain('the alias *a is inside the value it names');
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 8; i++)
+      levels.push(
+        `${'abcdefgh'[i]}: &${'abcdefgh'[i]} [${`*${'abcdefgh'[i - 1]}, `.repeat(9)}*${'abcdefgh'[i - 1]}]`,
+      );
+    const bomb = await t.call('POST', '/v1/definitions', `${levels.join('\n')}\n`);
+    expect(bomb.status).toBe(422);
+    expect(bomb.body.error.message).toContain('expands to more than 100000 values');
+  });
+
+  it('setting a limit while another request lifts it answers with the limit set', async () => {
+    for (let round = 0; round < 5; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          i % 2 === 0
+            ? t.call('PUT', '/v1/limits/quota', { max: i + 1 })
+            : t.call('DELETE', '/v1/limits/quota'),
+        ),
+      );
+      for (const a of answers) expect([200, 404]).toContain(a.status);
+    }
+  });
+});
