@@ -3,6 +3,7 @@ import { type Json, type LeasedTask, type Report, WeftClient } from '@weft/clien
 import { DEFAULT_CONNECT_TIMEOUT_MS, reachServer } from './connect.js';
 import { TerminalError } from './errors.js';
 import { Problems, type WorkerLogger } from './problems.js';
+import { errorReport, outputReport } from './outcome.js';
 import { RedisPoll } from './redis-poll.js';
 import { RedisTaskSource } from './redis-source.js';
 
@@ -301,22 +302,8 @@ export class Worker {
         return handler(task.input, ctx);
       })
       .then(
-        (output) => settle({ ...base, output: output === undefined ? null : (output as Json) }),
-        (error: unknown) => {
-          const e = error instanceof Error ? error : new Error(String(error));
-          settle({
-            ...base,
-            error: {
-              message: e.message || e.name,
-              type: e.name,
-              ...(e.stack ? { stack: e.stack } : {}),
-              retryable: !(e instanceof TerminalError),
-              ...(e instanceof TerminalError && e.details !== undefined
-                ? { details: e.details as Json }
-                : {}),
-            },
-          });
-        },
+        (output) => settle(outputReport(base, task.task_type, output)),
+        (error: unknown) => settle(errorReport(base, error)),
       );
   }
 
