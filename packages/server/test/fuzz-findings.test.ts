@@ -45,6 +45,16 @@ describe('found by the fuzz test', () => {
     expect(bomb.body.error.message).toContain('expands to more than 100000 values');
   });
 
+  it('a dead-letter id or cursor past the largest bigint is refused, not a failed statement', async () => {
+    const cursor = await t.call('GET', '/v1/dead-letters?cursor=9223372036854776000&limit=1');
+    expect(cursor.status).toBe(400);
+    expect(cursor.body.error.code).toBe('bad_request');
+    const replay = await t.call('POST', '/v1/dead-letters/9223372036854775808/replay');
+    expect(replay.status).toBe(404);
+    const many = await t.call('POST', '/v1/dead-letters/replay', { ids: ['9999999999999999999'] });
+    expect(many.status).toBe(400);
+  });
+
   it('setting a limit while another request lifts it answers with the limit set', async () => {
     for (let round = 0; round < 5; round++) {
       const answers = await Promise.all(

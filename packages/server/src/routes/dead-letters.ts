@@ -3,14 +3,14 @@ import type { Engine } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { deadLetterJson } from '../wire.js';
-import { digitsField } from './fields.js';
+import { digitsField, ROW_ID_PATTERN } from './fields.js';
 
 const replaySchema = {
   body: {
     type: ['object', 'null'],
     additionalProperties: false,
     properties: {
-      ids: { type: 'array', maxItems: 1000, items: { type: 'string', pattern: '^[0-9]{1,19}$' } },
+      ids: { type: 'array', maxItems: 1000, items: { type: 'string', pattern: ROW_ID_PATTERN } },
       destination: { type: 'string', minLength: 1, maxLength: 200 },
     },
   },
@@ -30,7 +30,7 @@ export function deadLetterRoutes(app: FastifyInstance, engine: Engine): void {
           type: 'object',
           properties: {
             destination: { type: 'string', maxLength: 200, description: 'only this destination' },
-            cursor: { type: 'string', maxLength: 19, description: 'next_cursor of the previous page' },
+            cursor: { type: 'string', maxLength: 18, description: 'next_cursor of the previous page' },
             limit: { ...digitsField(4), description: 'most dead letters answered, 1 to 500 (default 50)' },
           },
         },
@@ -41,7 +41,7 @@ export function deadLetterRoutes(app: FastifyInstance, engine: Engine): void {
       const limit = request.query.limit === undefined ? 50 : Number(request.query.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 500)
         throw new WeftError('bad_request', 'limit must be a whole number from 1 to 500', 400);
-      if (cursor !== undefined && !/^[0-9]{1,19}$/.test(cursor))
+      if (cursor !== undefined && !new RegExp(ROW_ID_PATTERN).test(cursor))
         throw new WeftError(
           'bad_cursor',
           `cursor ${JSON.stringify(cursor)} is not one this API gave out`,
@@ -69,7 +69,7 @@ export function deadLetterRoutes(app: FastifyInstance, engine: Engine): void {
   );
 
   app.post<{ Params: { id: string } }>('/v1/dead-letters/:id/replay', async (request) => {
-    if (!/^[0-9]{1,19}$/.test(request.params.id))
+    if (!new RegExp(ROW_ID_PATTERN).test(request.params.id))
       throw new WeftError('dead_letter_not_found', `there is no dead letter ${request.params.id}`, 404);
     const replayed = await replay(engine, namespaceOf(request), [request.params.id], undefined);
     if (replayed === 0)

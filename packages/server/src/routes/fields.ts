@@ -23,3 +23,6 @@ export const uuidField = {
   type: 'string',
   pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
 } as const;
+
+/** A `bigint` row id as text: 18 digits at most, so it always fits (the largest bigint has 19). */
+export const ROW_ID_PATTERN = '^[0-9]{1,18}$';
