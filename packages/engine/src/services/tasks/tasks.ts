@@ -1,4 +1,4 @@
-import { type StorageProblem, storageProblem, type TaskError, WeftError } from '@weft/core';
+import { WeftError } from '@weft/core';
 import type { EagerSlot } from '../../decisions/hand-over.js';
 import type { Pass } from '../../decisions/pass.js';
 import type { NamedTask } from '../../dispatch/dispatcher.js';
@@ -13,6 +13,7 @@ import { distinctReports, eventsByRun, hintEvents } from './report-events.js';
 import { leaseQueuedForReport } from './report-lease.js';
 import type { FinishedTaskRedrive, TaskDeps } from './task-deps.js';
 import type { LeaseTerms, PollRequest, ReportRequest } from './task-requests.js';
+import { isValueRefusal, notStorableReport, storableOutputs } from './unstorable-outputs.js';
 
 /**
  * The one place workers deal with: leasing, heartbeats and reports (invariant 13: the queue and the task can
@@ -102,32 +103,6 @@ export class TaskService {
   }
 
   /**
-   * Offloads large outputs; an output over the hard limit, or one PostgreSQL cannot store (U+0000 in its
-   * text, say), fails its attempt for good with a message that says so (a worker retrying the same report
-   * would never get it through; refusing the report would leave the task to be retried until it runs out).
-   */
-  private async offloadOutputs(reports: readonly TaskReport[]): Promise<TaskReport[]> {
-    return Promise.all(
-      reports.map(async (r): Promise<TaskReport> => {
-        if (r.outcome.kind !== 'completed') return r;
-        const unstorable = storageProblem(r.outcome.output, 'output');
-        if (unstorable)
-          return { ...r, outcome: { kind: 'failed', error: notStorable(r.taskId, unstorable) } };
-        try {
-          const output = await this.ctx.payloads.offload(r.outcome.output, `the output of task ${r.taskId}`);
-          return output === r.outcome.output ? r : { ...r, outcome: { kind: 'completed', output } };
-        } catch (e) {
-          if (!(e instanceof WeftError)) throw e;
-          return {
-            ...r,
-            outcome: { kind: 'failed', error: { message: e.message, reason: 'error', retryable: false } },
-          };
-        }
-      }),
-    );
-  }
-
-  /**
    * Applies reports and decides what follows in the same transaction where possible: runs whose lock is
    * free are decided here; runs another transaction holds get the event in their inbox and a decide-queue
    * request, taken before any task row so that lock order matches the deciders'. With `next`, tasks this
@@ -138,7 +113,7 @@ export class TaskService {
     if (request.reports.length === 0) return { verdicts: [], leased: [] };
     // A report sent twice in one request is applied once; both copies get its verdict.
     const { reports, indexOf } = distinctReports(request.reports);
-    const offloaded = { ...request, reports: await this.offloadOutputs(reports) };
+    const offloaded = { ...request, reports: await storableOutputs(this.ctx.payloads, reports) };
     const eager: EagerSlot | null =
       request.next && request.next.max > 0
         ? {
@@ -153,10 +128,12 @@ export class TaskService {
     try {
       out = await this.applyReports(offloaded, eager, true);
     } catch (e) {
-      if (e instanceof WeftError || isDatabaseError(e)) throw e;
+      if (isValueRefusal(e) && offloaded.reports.some((r) => r.outcome.kind === 'completed'))
+        out = await this.applyEachReport(offloaded);
+      else if (e instanceof WeftError || isDatabaseError(e)) throw e;
       // A decision failed (an engine bug, not the worker's fault). Keep the report: record it and leave
       // the decision to the background decider, which backs off and shows the error.
-      out = await this.applyReports(offloaded, null, false);
+      else out = await this.applyReports(offloaded, null, false);
     }
     // A finished task may have freed room under a limit that tasks of other types wait for. The server's
     // own runner reports tasks of any namespace: it wakes the polls of every namespace with limits.
@@ -175,6 +152,32 @@ export class TaskService {
       verdicts,
       leased: await this.ctx.extensions.withContext(await this.resolveInputs(out.leased)),
     };
+  }
+
+  /**
+   * After PostgreSQL refused a value in a batch of reports (an output the checks let through), each report
+   * again in a transaction of its own: a completed one refused again fails its attempt for good
+   * (`output_not_storable`), and the others land as they would have.
+   */
+  private async applyEachReport(
+    request: ReportRequest,
+  ): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
+    const verdicts: ReportVerdict[] = [];
+    const leased: LeasedTask[] = [];
+    for (const report of request.reports) {
+      let out: { verdicts: ReportVerdict[]; leased: LeasedTask[] };
+      try {
+        out = await this.applyReports({ ...request, reports: [report] }, null, true);
+      } catch (e) {
+        if (!isValueRefusal(e) || report.outcome.kind !== 'completed') throw e;
+        const why = `was refused by PostgreSQL: ${(e as Error).message}`;
+        const failed = notStorableReport(report, { path: 'output', message: why });
+        out = await this.applyReports({ ...request, reports: [failed] }, null, true);
+      }
+      verdicts.push(...out.verdicts);
+      leased.push(...out.leased);
+    }
+    return { verdicts, leased };
   }
 
   /**
@@ -360,15 +363,4 @@ function isDatabaseError(e: unknown): boolean {
   return (
     typeof (e as { code?: unknown })?.code === 'string' && /^[0-9A-Z]{5}$/.test((e as { code: string }).code)
   );
-}
-
-/** The failure of an attempt whose output cannot be stored: terminal, naming the bad part of the output. */
-function notStorable(taskId: string, problem: StorageProblem): TaskError {
-  return {
-    message: `the output of task ${taskId} cannot be stored: ${problem.path} ${problem.message}`,
-    reason: 'error',
-    retryable: false,
-    type: 'output_not_storable',
-    details: { code: 'output_not_storable', path: problem.path },
-  };
 }
