@@ -12,7 +12,7 @@ import { startTestServer, type TestServer } from './helpers.js';
 // WEFT_FUZZ_SEED replays a run; WEFT_FUZZ_REQUESTS sets its size (`npm run fuzz`: a larger one).
 
 const SEED = Number(process.env.WEFT_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
-const REQUESTS = Number(process.env.WEFT_FUZZ_REQUESTS ?? 2500);
+const REQUESTS = Number(process.env.WEFT_FUZZ_REQUESTS ?? 2000);
 const CONCURRENCY = 6;
 const KEEP = { 'x-weft-namespace': 'fuzz-keep' };
 const STEADY =
