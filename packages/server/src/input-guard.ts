@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 /**
  * Refuses, with a 400 naming the field, any request whose body, query string or path holds a value
  * PostgreSQL cannot store: text with U+0000, half of a surrogate pair, JSON nested past the limit. Checked
- * once for every route, before its schema, so no route can forget it (see decision 0126).
+ * once for every route, before its schema, so no route can forget it (see decision 0128).
  *
  * A worker's task output is the exception: the worker cannot send a different one, so the engine fails
  * that attempt for good (`output_not_storable`) instead of refusing the whole report.

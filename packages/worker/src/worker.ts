@@ -2,8 +2,8 @@ import { hostname } from 'node:os';
 import { type Json, type LeasedTask, type Report, WeftClient } from '@weft/client';
 import { DEFAULT_CONNECT_TIMEOUT_MS, reachServer } from './connect.js';
 import { TerminalError } from './errors.js';
-import { Problems, type WorkerLogger } from './problems.js';
 import { errorReport, outputReport } from './outcome.js';
+import { Problems, type WorkerLogger } from './problems.js';
 import { RedisPoll } from './redis-poll.js';
 import { RedisTaskSource } from './redis-source.js';
 
