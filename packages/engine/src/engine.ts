@@ -1,4 +1,5 @@
 import { HTTP_TASK_TYPE } from '@weft/core';
+import type { BackgroundLoopStatus } from './background/background-loop.js';
 import { BackgroundLoops } from './background/background-loops.js';
 import { Redispatcher } from './background/redispatch.js';
 import { Sweeper } from './background/sweeper.js';
@@ -74,6 +75,14 @@ export class Engine {
       concurrency: config.systemConcurrency,
       logger: ctx.logger,
     });
+  }
+
+  /**
+   * The background loops' status, for readiness checks: empty when the engine runs none (not started, or
+   * `backgroundLoops` off).
+   */
+  backgroundStatus(): BackgroundLoopStatus[] {
+    return this.started && this.context.config.backgroundLoops ? this.background.status() : [];
   }
 
   /** Adds (or replaces) an outbox destination, such as a sink configured after start. */

@@ -3,6 +3,7 @@
 // points (gate, hooks, observer, tracer, cascader); outbox destinations; blob stores. What Weft's own
 // packages share beyond this is in internal.ts (`@weft/engine/internal`).
 
+export type { BackgroundLoopStatus } from './background/background-loop.js';
 export type { Redispatcher } from './background/redispatch.js';
 export type { Sweeper, SweeperStats } from './background/sweeper.js';
 export { type Cascader, noCascade, type StoppedRun } from './decisions/cascade.js';

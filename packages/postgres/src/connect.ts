@@ -25,6 +25,10 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
     prepare: true,
     onnotice: () => {},
     idle_timeout: 60,
+    // Seconds before a closed connection is opened again, by failed attempts in a row (shared by the pool).
+    // The driver's default grows to 20 s, so a server whose database came back kept failing for that long;
+    // capped at 1 s, a query made while the database is down fails within a second and the caller retries.
+    backoff: (attempts: number) => Math.min(0.05 * 2 ** attempts, 1),
     connection: {
       application_name: options.applicationName ?? 'weft',
       // Weft's statements look rows up by key, a batch at a time: they join `unnest` of parameter arrays to a
@@ -59,19 +63,21 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
   });
 }
 
-/** Opens a TCP (or Unix-domain) socket to the server: no Nagle delay, writes of one tick sent together. */
-function openSocket(o: { host: string[]; port: number[]; path?: string | false }): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const host = o.host[0] ?? '127.0.0.1';
-    const port = o.port[0] ?? 5432;
-    const path = o.path || (host.startsWith('/') ? `${host}/.s.PGSQL.${port}` : undefined);
-    const socket = path ? net.connect(path) : net.connect({ host, port, noDelay: true });
-    socket.once('connect', () => {
-      socket.off('error', reject);
-      resolve(coalesceWrites(socket));
-    });
-    socket.once('error', reject);
-  });
+/**
+ * Opens a TCP (or Unix-domain) socket to the server: no Nagle delay, writes of one tick sent together.
+ *
+ * The socket is handed over before it connects (Node buffers what is written meanwhile), never as a
+ * rejected promise: the driver learns of a failed connection from the socket's 'error' and 'close'
+ * events, and puts the connection back among the closed ones to retry later. A rejected promise skips
+ * that step, so each connection tried while the database was down stayed "connecting" for good and,
+ * once all had been tried, every query waited forever (test: database-restart.test.ts).
+ */
+function openSocket(o: { host: string[]; port: number[]; path?: string | false }): net.Socket {
+  const host = o.host[0] ?? '127.0.0.1';
+  const port = o.port[0] ?? 5432;
+  const path = o.path || (host.startsWith('/') ? `${host}/.s.PGSQL.${port}` : undefined);
+  const socket = path ? net.connect(path) : net.connect({ host, port, noDelay: true });
+  return coalesceWrites(socket);
 }
 
 /**

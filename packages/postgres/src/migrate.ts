@@ -72,3 +72,18 @@ export async function schemaVersion(sql: Sql): Promise<number> {
   const [row] = await sql<{ v: number }[]>`SELECT coalesce(max(id), 0) AS v FROM weft.migrations`.execute();
   return row?.v ?? 0;
 }
+
+/**
+ * The migrations this package ships that the database has not applied (all of them for a fresh database):
+ * empty when the schema is current.
+ */
+export async function pendingMigrations(sql: Sql): Promise<Migration[]> {
+  const migrations = await readMigrations();
+  const [exists] = await sql<
+    { t: string | null }[]
+  >`SELECT to_regclass('weft.migrations')::text AS t`.execute();
+  if (!exists?.t) return migrations;
+  const rows = await sql<{ id: number }[]>`SELECT id FROM weft.migrations`.execute();
+  const applied = new Set(rows.map((r) => r.id));
+  return migrations.filter((m) => !applied.has(m.id));
+}

@@ -2,6 +2,7 @@ import type { Engine } from '@weft/engine';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { consoleAssetsDir, isConsolePage, sendConsoleIndex, serveConsole } from './console.js';
 import { installErrorHandler } from './errors.js';
+import { type DatabaseProbe, healthRoutes } from './health.js';
 import { clientErrorHandler, frameworkErrors, installUrlLimit, MAX_PARAM_LENGTH } from './http-limits.js';
 import { installInputGuard } from './input-guard.js';
 import { metricsRoute } from './metrics.js';
@@ -38,6 +39,8 @@ export interface AppOptions {
    * `npm run build` made (none when it has not been built).
    */
   readonly console?: string | null;
+  /** The database check of `/readyz`; without one, readiness looks at the background loops only. */
+  readonly databaseProbe?: DatabaseProbe;
 }
 
 /** Weft's HTTP API: definitions, runs, history and the worker protocol, as JSON. */
@@ -81,7 +84,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   openApiRoutes(app);
   // The routes go in a plugin, so that they are added once the OpenAPI plugin listens for them.
   app.register(async (api) => {
-    api.get('/healthz', async () => ({ ok: true }));
+    healthRoutes(api, options.engine, options.databaseProbe);
     scopeRunRoutes(api, options.engine);
     definitionRoutes(api, options.engine);
     const sightings = new WorkerSightings(options.engine.context.store, options.logger);

@@ -10,6 +10,7 @@ import { connect, migrate, PgStore } from '@weft/postgres';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
+import { databaseProbe } from './database-probe.js';
 import { guardProcess } from './process-guard.js';
 import type { DispatchInfo } from './routes/task-dispatch.js';
 
@@ -94,6 +95,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     engine,
     logger,
     dispatch,
+    databaseProbe: databaseProbe(sql),
     ...(options.console !== undefined ? { console: options.console } : {}),
   });
   await engine.start();

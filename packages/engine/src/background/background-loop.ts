@@ -1,5 +1,14 @@
 import type { Clock } from '../support/clock.js';
 
+/** How a background loop is doing, for readiness checks. */
+export interface BackgroundLoopStatus {
+  readonly name: string;
+  /** Started and not stopped; a loop never stops on its own, so false while started means it died. */
+  readonly running: boolean;
+  /** Rounds failed in a row (0 after a round that worked). */
+  readonly failures: number;
+}
+
 /** Something a background loop reports when a round fails. */
 export type BackgroundLoopErrorHandler = (name: string, error: unknown) => void;
 
@@ -13,6 +22,8 @@ export class BackgroundLoop {
   private wakeSignal: AbortController = new AbortController();
   private woken = false;
   private running: Promise<void> | null = null;
+  private exited = false;
+  private failures = 0;
 
   constructor(
     readonly name: string,
@@ -24,7 +35,19 @@ export class BackgroundLoop {
 
   start(): void {
     if (this.running) return;
-    this.running = this.run();
+    this.exited = false;
+    // A loop ends only when stopped, or when reporting a failure itself fails; then it is marked ended for
+    // readiness checks (`/readyz` says `background_stopped`) instead of rejecting where nobody awaits.
+    this.running = this.run()
+      .catch(() => {})
+      .finally(() => {
+        this.exited = true;
+      });
+  }
+
+  /** Whether the loop is running and how many rounds in a row failed. */
+  status(): BackgroundLoopStatus {
+    return { name: this.name, running: this.running !== null && !this.exited, failures: this.failures };
   }
 
   /** Makes the loop look now (or right after its current round). */
@@ -41,22 +64,23 @@ export class BackgroundLoop {
   }
 
   private async run(): Promise<void> {
-    let failures = 0;
+    this.failures = 0;
     while (!this.stopper.signal.aborted) {
       this.woken = false;
       let more = false;
       try {
         more = await this.round();
-        failures = 0;
+        this.failures = 0;
       } catch (error) {
-        failures++;
+        this.failures++;
         this.onError(this.name, error);
       }
       if (this.stopper.signal.aborted) break;
-      if (more && failures === 0) continue;
+      if (more && this.failures === 0) continue;
       if (this.woken) continue;
       this.wakeSignal = new AbortController();
-      const wait = failures > 0 ? Math.min(this.intervalMs * 2 ** failures, 30_000) : this.intervalMs;
+      const wait =
+        this.failures > 0 ? Math.min(this.intervalMs * 2 ** this.failures, 30_000) : this.intervalMs;
       await this.clock.sleep(wait, this.wakeSignal.signal);
     }
   }

@@ -2,7 +2,7 @@ import { Relay, type RelayDeps } from '../outbox/relay.js';
 import type { ScheduleService } from '../services/schedules.js';
 import type { Clock } from '../support/clock.js';
 import type { EngineConfig } from '../support/config.js';
-import { BackgroundLoop } from './background-loop.js';
+import { BackgroundLoop, type BackgroundLoopStatus } from './background-loop.js';
 import { type DeciderDeps, decideRound } from './decider.js';
 import { type LeaseReaperDeps, leaseRound } from './lease-reaper.js';
 import type { Redispatcher } from './redispatch.js';
@@ -67,6 +67,11 @@ export class BackgroundLoops {
   /** Starts every loop. */
   start(): void {
     for (const loop of this.loops) loop.start();
+  }
+
+  /** Each loop's status. */
+  status(): BackgroundLoopStatus[] {
+    return this.loops.map((l) => l.status());
   }
 
   /** Stops every loop, each after its current round. */

@@ -1,0 +1,77 @@
+import { Engine } from '@weft/engine';
+import { PgStore } from '@weft/postgres';
+import { buildApp } from '@weft/server';
+import { createTestDatabase } from '@weft/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './helpers.js';
+import { waitFor } from './restart-helpers.js';
+
+// Liveness and readiness, without credentials: /livez and /healthz answer while the process serves;
+// /readyz also needs the database to answer with every migration applied and the background loops running.
+// A database that is down is covered by database-restart.test.ts.
+
+describe('health routes', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('/livez and /healthz answer 200', async () => {
+    expect(await t.call('GET', '/livez')).toEqual({ status: 200, body: { ok: true } });
+    expect(await t.call('GET', '/healthz')).toEqual({ status: 200, body: { ok: true } });
+  });
+
+  it('/readyz answers 200 when the database answers with a current schema and the loops run', async () => {
+    expect(await t.call('GET', '/readyz')).toEqual({ status: 200, body: { ok: true } });
+  });
+
+  it('/readyz answers 503 schema_outdated when a migration is missing, naming it', async () => {
+    const [last] = await t.db.sql<{ id: number; name: string }[]>`
+      SELECT id, name FROM weft.migrations ORDER BY id DESC LIMIT 1`;
+    await t.db.sql`DELETE FROM weft.migrations WHERE id = ${last!.id}`;
+    try {
+      const r = await t.call('GET', '/readyz');
+      expect(r.status).toBe(503);
+      expect(r.body.error.code).toBe('schema_outdated');
+      expect(r.body.error.message).toContain(last!.name);
+      expect(r.body.error.message).toContain('weft migrate');
+      expect((await t.call('GET', '/livez')).status).toBe(200);
+    } finally {
+      await t.db.sql`INSERT INTO weft.migrations (id, name) VALUES (${last!.id}, ${last!.name})`;
+    }
+    expect((await t.call('GET', '/readyz')).status).toBe(200);
+  });
+
+  it('/readyz answers 503 background_stopped when a background loop has ended', async () => {
+    // A loop ends only when reporting a failed round itself fails: here the logger throws and the rounds
+    // fail because the engine's connection pool is closed.
+    const db = await createTestDatabase();
+    const sql = db.pool(2);
+    const failing = {
+      info: () => {},
+      warn: () => {},
+      error: () => {
+        throw new Error('log sink gone');
+      },
+    };
+    const engine = new Engine({ store: new PgStore(sql), logger: failing, config: { timerPollMs: 20 } });
+    await engine.start();
+    const app = buildApp({ engine, console: null });
+    try {
+      await sql.end();
+      await waitFor('a loop to end', () => engine.backgroundStatus().some((l) => !l.running), 30_000);
+      const r = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(r.statusCode).toBe(503);
+      expect(r.json().error.code).toBe('background_stopped');
+      expect(r.json().error.message).toMatch(/restart the server/);
+      expect((await app.inject({ method: 'GET', url: '/livez' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+      await engine.stop();
+      await db.drop();
+    }
+  });
+});
