@@ -14,6 +14,9 @@ try {
     console.error(color.red(`error: ${e.message}`));
     process.exitCode = e instanceof CliError ? e.exitCode : 1;
   } else {
-    throw e;
+    // Never a stack trace for what a user can fix; WEFT_DEBUG=1 shows it for what they cannot.
+    console.error(color.red(`error: ${String((e as Error)?.message ?? e).split('\n')[0]}`));
+    if (process.env.WEFT_DEBUG) console.error(e);
+    process.exitCode = 1;
   }
 }

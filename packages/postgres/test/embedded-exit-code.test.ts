@@ -28,7 +28,7 @@ test('a failing test run with embedded PostgreSQL exits non-zero', async () => {
   const { DATABASE_URL: _ignored, ...env } = process.env;
   const { code, output } = await run([vitestBin, 'run', '--config', 'vitest.config.ts'], {
     ...env,
-    WEFT_FIXTURE_DATA_DIR: dataDir,
+    WEFT_TEST_DATA_DIR: dataDir,
     NO_COLOR: '1',
   });
   expect(output).toContain('fails on purpose');

@@ -98,8 +98,18 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     databaseProbe: databaseProbe(sql),
     ...(options.console !== undefined ? { console: options.console } : {}),
   });
-  await engine.start();
-  const address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
+  let address: string;
+  try {
+    await engine.start();
+    address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
+  } catch (e) {
+    // Such as a port in use: nothing may keep the process alive after the caller reports the error.
+    await app.close().catch(() => {});
+    await engine.stop().catch(() => {});
+    await Promise.allSettled(destinations.map((d) => d.close?.()));
+    await store.close().catch(() => {});
+    throw e;
+  }
   const unguard = options.guardProcess ? guardProcess(logger) : () => {};
   return {
     url: address,
