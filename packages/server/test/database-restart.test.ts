@@ -37,6 +37,7 @@ const OUTAGE_MS = 10_000;
 describe('PostgreSQL restarts under a running server', () => {
   const dataDir = join(tmpdir(), `weft-restart-${randomBytes(4).toString('hex')}`);
   let port: number;
+  let httpPort: number;
   let pg: EmbeddedDatabase;
   let server: ServerProcess;
   let client: WeftClient;
@@ -46,7 +47,8 @@ describe('PostgreSQL restarts under a running server', () => {
   beforeAll(async () => {
     port = await freePort();
     pg = await startEmbedded({ dataDir, port });
-    server = await startServerProcess(pg.url, await freePort());
+    httpPort = await freePort();
+    server = await startServerProcess(pg.url, httpPort);
     client = new WeftClient({ url: server.url });
     await client.deploy(FLOW);
     worker = new Worker({
@@ -125,4 +127,34 @@ describe('PostgreSQL restarts under a running server', () => {
       );
     }, 240_000);
   }
+
+  test('a server restart: the worker retries with backoff and every run completes', async () => {
+    const started = await client.startRuns(
+      'restart_chain',
+      Array.from({ length: RUNS }, (_, i) => ({ i })),
+    );
+    const ids = started.items.map((r) => ('id' in r ? r.id : ''));
+    await waitFor('the first steps', () => worker.stats.completed > 0, 30_000, 10);
+    const before = problems.length;
+    expect(await server.stop()).toBe(0);
+    const down = Date.now();
+    await waitFor('the worker to notice', () => problems.length > before, 30_000);
+    server = await startServerProcess(pg.url, httpPort);
+    const outage = Date.now() - down;
+    const completedAfter = await waitFor(
+      'every run to complete',
+      async () =>
+        (await Promise.all(ids.map((id) => client.getRun(id)))).every((r) => r.status === 'completed'),
+      120_000,
+      500,
+    );
+    for (const id of ids) {
+      const { events } = await client.history(id, 0, 1000);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(events.filter((e) => e.type === 'task.completed').length).toBe(3);
+    }
+    console.log(
+      `server restart: ${RUNS} runs, server away ${outage} ms, all runs completed ${completedAfter} ms after it was back; worker problems: ${problems.length - before}`,
+    );
+  }, 240_000);
 });
