@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -147,7 +148,7 @@ describe('weft dev', () => {
       until: 'press Ctrl-C to stop',
       signal: 'SIGINT',
       group: true,
-    });
+    }).finally(() => rm(data, { recursive: true, force: true }));
     expect(r.code, r.output).toBe(0);
     const server = r.output.indexOf('SIGINT: stopping the server');
     const postgres = r.output.indexOf('stopping PostgreSQL');
