@@ -4,6 +4,7 @@ import type { Gate } from './extensions/gate.js';
 import type { Hooks } from './extensions/hooks.js';
 import type { Observer } from './extensions/observer.js';
 import type { Tracer } from './extensions/tracer.js';
+import type { Outbound } from './outbound/outbound.js';
 import type { Destination } from './outbox/destination.js';
 import type { BlobStore } from './payloads/blob-store.js';
 import type { Store } from './store/store.js';
@@ -26,6 +27,13 @@ export interface EngineOptions {
   readonly destinations?: readonly Destination[];
   /** Secret that signs run status callbacks sent to a URL (`x-weft-signature`). */
   readonly webhookSecret?: string;
+  /**
+   * Hosts, addresses and CIDR ranges that `http` nodes, webhooks and status callbacks may reach although
+   * they are loopback, private, link-local or cloud metadata (refused otherwise); `WEFT_OUTBOUND_ALLOW`.
+   */
+  readonly outboundAllow?: string | readonly string[];
+  /** The outbound policy itself, shared with destinations built elsewhere (overrides outboundAllow). */
+  readonly outbound?: Outbound;
   /** Consulted before a step is claimed: admit with a release, or defer (org-wide caps plug in here). */
   readonly gate?: Gate;
   /** Receives committed run and task history. */

@@ -5,6 +5,7 @@ import { Redispatcher } from './background/redispatch.js';
 import { Sweeper } from './background/sweeper.js';
 import { createContext, type EngineContext } from './context.js';
 import type { EngineOptions } from './engine-options.js';
+import { createOutbound } from './outbound/outbound.js';
 import type { Destination } from './outbox/destination.js';
 import { runEffectsDestination } from './outbox/run-effects.js';
 import { webhookDestination } from './outbox/webhook.js';
@@ -18,7 +19,7 @@ import { SignalService } from './services/signals.js';
 import { TaskService } from './services/tasks/tasks.js';
 import { systemClock } from './support/clock.js';
 import { DEFAULT_CONFIG, type EngineConfig } from './support/config.js';
-import { runHttpTask } from './workers/http-task.js';
+import { httpTaskHandler } from './workers/http-task.js';
 import { SystemTaskRunner } from './workers/system-runner.js';
 
 /**
@@ -51,8 +52,9 @@ export class Engine {
     const ctx = createContext(options, config);
     this.context = ctx;
     ctx.destinations.register(runEffectsDestination(ctx));
+    const outbound = options.outbound ?? createOutbound(options.outboundAllow);
     ctx.destinations.register(
-      webhookDestination(options.webhookSecret ? { secret: options.webhookSecret } : {}),
+      webhookDestination({ outbound, ...(options.webhookSecret ? { secret: options.webhookSecret } : {}) }),
     );
     for (const d of options.destinations ?? []) ctx.destinations.register(d);
     this.definitions = ctx.definitions;
@@ -71,7 +73,7 @@ export class Engine {
     });
     this.background = new BackgroundLoops(ctx, this, options.clock ?? systemClock);
     this.runner = new SystemTaskRunner(this.tasks, {
-      handlers: { [HTTP_TASK_TYPE]: runHttpTask },
+      handlers: { [HTTP_TASK_TYPE]: httpTaskHandler(outbound) },
       concurrency: config.systemConcurrency,
       logger: ctx.logger,
     });

@@ -20,6 +20,14 @@ export * from './extensions/gate.js';
 export * from './extensions/hooks.js';
 export * from './extensions/observer.js';
 export * from './extensions/tracer.js';
+export {
+  OUTBOUND_ALLOW_SETTING,
+  type OutboundPolicy,
+  OutboundRefused,
+  outboundPolicy,
+  parseOutboundAllow,
+} from './outbound/address-policy.js';
+export { createOutbound, type Outbound } from './outbound/outbound.js';
 export { childRunCascader } from './outbox/child-cascade.js';
 export { type DeliveryContext, type Destination, failureOf } from './outbox/destination.js';
 export { outboxDispatcher } from './outbox/outbox-dispatcher.js';

@@ -32,7 +32,10 @@ const bus = recorder('bus');
 const SECRET = 'test-secret';
 
 beforeAll(async () => {
-  h = await harness({ relayPollMs: 50, relayBackoffMs: 50 }, { destinations: [bus], webhookSecret: SECRET });
+  h = await harness(
+    { relayPollMs: 50, relayBackoffMs: 50 },
+    { destinations: [bus], webhookSecret: SECRET, outboundAllow: '127.0.0.1' },
+  );
   server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));

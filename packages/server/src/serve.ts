@@ -5,7 +5,14 @@ import {
   sinkDestinations,
 } from '@weft/connectors';
 import { WeftError } from '@weft/core';
-import { type BlobStore, type Dispatcher, Engine, type EngineConfig, outboxDispatcher } from '@weft/engine';
+import {
+  type BlobStore,
+  createOutbound,
+  type Dispatcher,
+  Engine,
+  type EngineConfig,
+  outboxDispatcher,
+} from '@weft/engine';
 import { connect, migrate, PgStore } from '@weft/postgres';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
@@ -37,6 +44,11 @@ export interface ServeOptions {
   readonly redisUrl?: string;
   /** Signs status callbacks sent to URLs (`x-weft-signature`). */
   readonly webhookSecret?: string;
+  /**
+   * Hosts, addresses and CIDR ranges that `http` nodes, webhooks and status callbacks may reach although
+   * they are loopback, private, link-local or cloud metadata (`WEFT_OUTBOUND_ALLOW`).
+   */
+  readonly outboundAllow?: string | readonly string[];
   /** The web console's assets folder, `null` for no console; by default the one `npm run build` made. */
   readonly console?: string | null;
   /**
@@ -66,7 +78,14 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     await sql.end();
     throw e;
   }
-  const destinations = sinkDestinations(options.sinks ?? []);
+  let outbound: ReturnType<typeof createOutbound>;
+  try {
+    outbound = createOutbound(options.outboundAllow);
+  } catch (e) {
+    await sql.end();
+    throw new WeftError('bad_config', (e as Error).message);
+  }
+  const destinations = sinkDestinations(options.sinks ?? [], outbound);
   let dispatcher: Dispatcher | undefined;
   let dispatch: DispatchInfo = { kind: 'table' };
   if (options.dispatcher === 'redis') {
@@ -85,6 +104,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const engine = new Engine({
     store,
     destinations,
+    outbound,
     ...(dispatcher ? { dispatcher } : {}),
     ...(options.webhookSecret ? { webhookSecret: options.webhookSecret } : {}),
     ...(options.engine ? { config: options.engine } : {}),

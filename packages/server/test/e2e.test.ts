@@ -101,6 +101,7 @@ for (const dispatcher of ['table', 'redis'] as const) {
         dispatcher,
         ...(dispatcher === 'redis' ? { redisUrl: redisUrl! } : {}),
         webhookSecret: SECRET,
+        outboundAllow: '127.0.0.1',
         sinks: [{ kind: 'webhook', name: 'hooks', url: `${base}/events`, secret: SECRET, timeoutMs: 5000 }],
         engine: {
           decidePollMs: 50,

@@ -22,7 +22,7 @@ export interface TestServer {
 
 export async function startTestServer(
   engine: Partial<EngineConfig> = {},
-  options: { console?: string | null } = {},
+  options: { console?: string | null; outboundAllow?: string } = {},
 ): Promise<TestServer> {
   const db = await createTestDatabase();
   const server = await serve({

@@ -30,7 +30,11 @@ async function until<T>(check: () => Promise<T | undefined>, what: string, ms = 
 
 beforeAll(async () => {
   // One failed delivery dead-letters a row, quickly.
-  t = await startTestServer({ relayPollMs: 50, relayBackoffMs: 20, relayMaxAttempts: 1 });
+  // Loopback is allow-listed so the callback reaches port 9 and fails there, as a real receiver's outage.
+  t = await startTestServer(
+    { relayPollMs: 50, relayBackoffMs: 20, relayMaxAttempts: 1 },
+    { outboundAllow: '127.0.0.1' },
+  );
   for (const ns of [east, west]) {
     const deployed = await t.call('POST', '/v1/definitions', PARENT, ns);
     expect(deployed.status).toBeLessThan(300);

@@ -33,6 +33,7 @@ export function serverSettings(flags: ServerFlags): {
   dispatcher: 'table' | 'redis';
   redisUrl?: string;
   webhookSecret?: string;
+  outboundAllow?: string;
 } {
   const dispatcher = flags.dispatcher ?? 'table';
   if (dispatcher !== 'table' && dispatcher !== 'redis')
@@ -41,7 +42,9 @@ export function serverSettings(flags: ServerFlags): {
   if (dispatcher === 'redis' && !redisUrl)
     throw new CliError('the Redis dispatcher needs a Redis URL: set REDIS_URL or pass --redis-url');
   const webhookSecret = process.env.WEFT_WEBHOOK_SECRET;
+  const outboundAllow = process.env.WEFT_OUTBOUND_ALLOW;
   return {
+    ...(outboundAllow ? { outboundAllow } : {}),
     sinks: readSinks(flags.sinks),
     dispatcher,
     ...(redisUrl ? { redisUrl } : {}),

@@ -1,4 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { refusalIn } from '../outbound/address-policy.js';
+import { createOutbound, type Outbound } from '../outbound/outbound.js';
+import { outboundFetch } from '../outbound/outbound-fetch.js';
 import { type Delivery, type OutboxRow, WEBHOOK_DESTINATION } from '../store/outbox-records.js';
 import type { Destination } from './destination.js';
 
@@ -14,6 +17,8 @@ export interface WebhookOptions {
   readonly timeoutMs?: number;
   /** Requests in flight at once (default 8). */
   readonly concurrency?: number;
+  /** Which addresses it may reach; by default none that is loopback, private, link-local or metadata. */
+  readonly outbound?: Outbound;
 }
 
 /**
@@ -54,6 +59,7 @@ export function verifyWebhook(
  */
 export function webhookDestination(options: WebhookOptions = {}): Destination {
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const outbound = options.outbound ?? createOutbound();
   return {
     name: options.name ?? WEBHOOK_DESTINATION,
     timeoutMs: timeoutMs + 5_000,
@@ -63,7 +69,7 @@ export function webhookDestination(options: WebhookOptions = {}): Destination {
       const worker = async () => {
         while (next < rows.length) {
           const i = next++;
-          out[i] = await post(rows[i]!, options, timeoutMs);
+          out[i] = await post(rows[i]!, options, outbound, timeoutMs);
         }
       };
       await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 8, rows.length) }, worker));
@@ -72,7 +78,12 @@ export function webhookDestination(options: WebhookOptions = {}): Destination {
   };
 }
 
-async function post(row: OutboxRow, options: WebhookOptions, timeoutMs: number): Promise<Delivery> {
+async function post(
+  row: OutboxRow,
+  options: WebhookOptions,
+  outbound: Outbound,
+  timeoutMs: number,
+): Promise<Delivery> {
   const payload = row.payload;
   if (payload.kind !== 'webhook' && payload.kind !== 'publish')
     return { kind: 'failed', error: `a webhook cannot deliver a ${payload.kind} message`, permanent: true };
@@ -89,17 +100,18 @@ async function post(row: OutboxRow, options: WebhookOptions, timeoutMs: number):
   if (options.secret)
     headers['x-weft-signature'] = signWebhook(options.secret, body, Math.floor(Date.now() / 1000));
   try {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers,
-      body,
-      signal: AbortSignal.timeout(timeoutMs),
-      redirect: 'manual',
-    });
+    const response = await outboundFetch(
+      url,
+      { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' },
+      outbound.policy,
+      outbound.agent,
+    );
     await response.body?.cancel();
     if (response.status >= 200 && response.status < 300) return { kind: 'delivered' };
     return { kind: 'failed', error: `HTTP ${response.status} from ${url}` };
   } catch (error) {
+    const refused = refusalIn(error);
+    if (refused) return { kind: 'failed', error: `POST ${url}: ${refused.message}`, permanent: true };
     const e = error as Error & { cause?: { code?: string } };
     const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? e.message);
     return { kind: 'failed', error: `POST ${url} failed: ${why}` };

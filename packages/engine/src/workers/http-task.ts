@@ -1,5 +1,8 @@
 import type { HttpRequestInput, Json, StatusMatch, TaskError } from '@weft/core';
-import type { SystemTaskOutcome } from './system-runner.js';
+import { refusalIn } from '../outbound/address-policy.js';
+import type { Outbound } from '../outbound/outbound.js';
+import { outboundFetch } from '../outbound/outbound-fetch.js';
+import type { SystemTaskHandler, SystemTaskOutcome } from './system-runner.js';
 
 /** Largest response body kept as the node's output. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -11,12 +14,22 @@ export function statusMatches(status: number, success: readonly StatusMatch[]): 
   );
 }
 
+/** The handler of built-in `http` tasks, calling out under `outbound`'s policy. */
+export function httpTaskHandler(outbound: Outbound): SystemTaskHandler {
+  return (input, signal) => runHttpTask(input, signal, outbound);
+}
+
 /**
  * Runs the request of a built-in `http` task. A success status gives `{status, headers, body}` (the body
  * parsed when it is JSON). A 5xx, 408 or 429 answer, a network error or no answer in time fail the
- * attempt as retryable; any other status fails it for good, with the response in the error's details.
+ * attempt as retryable; any other status fails it for good, with the response in the error's details. A
+ * target the outbound policy refuses fails it for good, naming the setting that opens it.
  */
-export async function runHttpTask(input: Json, signal: AbortSignal): Promise<SystemTaskOutcome> {
+export async function runHttpTask(
+  input: Json,
+  signal: AbortSignal,
+  outbound: Outbound,
+): Promise<SystemTaskOutcome> {
   const request = input as unknown as HttpRequestInput;
   const what = `${request.method} ${request.url}`;
   const headers: Record<string, string> = { 'user-agent': 'weft', ...request.headers };
@@ -28,12 +41,18 @@ export async function runHttpTask(input: Json, signal: AbortSignal): Promise<Sys
   }
   const timeout = AbortSignal.timeout(request.timeout_ms);
   try {
-    const response = await fetch(request.url, {
-      method: request.method,
-      headers,
-      ...(body !== undefined ? { body } : {}),
-      signal: AbortSignal.any([signal, timeout]),
-    });
+    const response = await outboundFetch(
+      request.url,
+      {
+        method: request.method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        signal: AbortSignal.any([signal, timeout]),
+        redirect: 'follow',
+      },
+      outbound.policy,
+      outbound.agent,
+    );
     const text = await readLimited(response);
     const output: Json = {
       status: response.status,
@@ -50,6 +69,12 @@ export async function runHttpTask(input: Json, signal: AbortSignal): Promise<Sys
     };
     return { kind: 'failed', error };
   } catch (e) {
+    const refused = refusalIn(e);
+    if (refused)
+      return {
+        kind: 'failed',
+        error: { message: `${what}: ${refused.message}`, reason: 'error', retryable: false },
+      };
     const error = e as Error & { cause?: { code?: string; message?: string } };
     const why = timeout.aborted
       ? `no answer within ${request.timeout_ms} ms`
@@ -60,7 +85,7 @@ export async function runHttpTask(input: Json, signal: AbortSignal): Promise<Sys
   }
 }
 
-async function readLimited(response: Response): Promise<string> {
+async function readLimited(response: { body: ReadableStream<Uint8Array> | null }): Promise<string> {
   if (!response.body) return '';
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -15,7 +15,8 @@ let calls = 0;
 
 beforeAll(async () => {
   // Heartbeats far apart and a short lease: a slow call loses its lease.
-  h = await harness({ leaseMs: 400, heartbeatMs: 10_000, leasePollMs: 50 });
+  // The local server is on loopback, which outbound calls refuse unless allow-listed.
+  h = await harness({ leaseMs: 400, heartbeatMs: 10_000, leasePollMs: 50 }, { outboundAllow: '127.0.0.1' });
   server = createServer((_req, res) => {
     calls++;
     const n = calls;
