@@ -12,6 +12,7 @@ import {
   signalCommand,
   startCommand,
 } from './commands/remote.js';
+import { registerSecretCommands } from './commands/secrets.js';
 import { color } from './output.js';
 
 /**
@@ -32,6 +33,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerOperatorActionCommands(program, runs, remote);
   registerFlowCommands(program, remote);
   registerDeadLetterCommands(program, remote);
+  registerSecretCommands(program, remote);
   return program;
 }
 

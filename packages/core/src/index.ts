@@ -33,6 +33,7 @@ export * from './duration.js';
 export * from './errors.js';
 export * from './expr/expression.js';
 export * from './expr/mapping.js';
+export * from './expr/secret-refs.js';
 export * from './flow/expressions.js';
 export * from './flow/graph-builder.js';
 export * from './flow/options.js';

@@ -7,6 +7,8 @@ import type { Tracer } from './extensions/tracer.js';
 import type { Outbound } from './outbound/outbound.js';
 import type { Destination } from './outbox/destination.js';
 import type { BlobStore } from './payloads/blob-store.js';
+import type { SecretKeys } from './secrets/secret-box.js';
+import type { SecretStore } from './secrets/secret-store.js';
 import type { Store } from './store/store.js';
 import type { Clock } from './support/clock.js';
 import type { EngineConfig } from './support/config.js';
@@ -34,6 +36,13 @@ export interface EngineOptions {
   readonly outboundAllow?: string | readonly string[];
   /** The outbound policy itself, shared with destinations built elsewhere (overrides outboundAllow). */
   readonly outbound?: Outbound;
+  /** Where sealed secrets are kept (in memory by default). */
+  readonly secretStore?: SecretStore;
+  /**
+   * The keys that seal secrets (`WEFT_SECRETS_KEY`, `WEFT_SECRETS_OLD_KEYS`); without them secrets cannot be
+   * set or used. At start, secrets sealed with an old key are sealed again with the current one.
+   */
+  readonly secretKeys?: SecretKeys;
   /** Consulted before a step is claimed: admit with a release, or defer (org-wide caps plug in here). */
   readonly gate?: Gate;
   /** Receives committed run and task history. */

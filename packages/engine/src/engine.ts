@@ -9,6 +9,9 @@ import { createOutbound } from './outbound/outbound.js';
 import type { Destination } from './outbox/destination.js';
 import { runEffectsDestination } from './outbox/run-effects.js';
 import { webhookDestination } from './outbox/webhook.js';
+import { SecretBox } from './secrets/secret-box.js';
+import { SecretService } from './secrets/secret-service.js';
+import { MemorySecretStore } from './secrets/secret-store.js';
 import type { DefinitionService } from './services/definitions.js';
 import { HumanTaskService } from './services/human-tasks.js';
 import { LimitService } from './services/limit-service.js';
@@ -37,6 +40,8 @@ export class Engine {
   readonly limits: LimitService;
   readonly inbox: HumanTaskService;
   readonly schedules: ScheduleService;
+  /** Secrets per namespace, sealed at rest; resolved only by the calls that use them. */
+  readonly secrets: SecretService;
   readonly sweeper: Sweeper;
   /** Sends queued tasks left without a message again (write-then-enqueue dispatchers only). */
   readonly redispatcher: Redispatcher;
@@ -53,8 +58,17 @@ export class Engine {
     this.context = ctx;
     ctx.destinations.register(runEffectsDestination(ctx));
     const outbound = options.outbound ?? createOutbound(options.outboundAllow);
+    this.secrets = new SecretService(
+      options.secretStore ?? new MemorySecretStore(),
+      options.secretKeys ? new SecretBox(options.secretKeys) : undefined,
+    );
+    const resolve = (namespace: string, names: readonly string[]) => this.secrets.resolve(namespace, names);
     ctx.destinations.register(
-      webhookDestination({ outbound, ...(options.webhookSecret ? { secret: options.webhookSecret } : {}) }),
+      webhookDestination({
+        outbound,
+        secrets: resolve,
+        ...(options.webhookSecret ? { secret: options.webhookSecret } : {}),
+      }),
     );
     for (const d of options.destinations ?? []) ctx.destinations.register(d);
     this.definitions = ctx.definitions;
@@ -73,7 +87,13 @@ export class Engine {
     });
     this.background = new BackgroundLoops(ctx, this, options.clock ?? systemClock);
     this.runner = new SystemTaskRunner(this.tasks, {
-      handlers: { [HTTP_TASK_TYPE]: httpTaskHandler(outbound) },
+      handlers: {
+        [HTTP_TASK_TYPE]: httpTaskHandler(outbound, async (runId, names) => {
+          if (names.length === 0) return new Map();
+          const run = await ctx.store.getRun(runId);
+          return this.secrets.resolve(run?.namespace ?? '', names);
+        }),
+      },
       concurrency: config.systemConcurrency,
       logger: ctx.logger,
     });
@@ -97,6 +117,7 @@ export class Engine {
     if (this.started) return;
     this.started = true;
     await this.context.limits.refresh();
+    if (this.secrets.enabled) await this.resealSecrets();
     if (this.context.config.crossProcessWakeups) {
       this.unlisten = await this.context.store.listen((w) => this.context.wakeups.publish(w));
       const store = this.context.store;
@@ -109,6 +130,22 @@ export class Engine {
     }
     if (this.context.config.backgroundLoops) this.background.start();
     if (this.context.config.systemTasks) this.runner.start();
+  }
+
+  /** Seals secrets sealed with an old key again with the current one; a failure is logged, not fatal. */
+  private async resealSecrets(): Promise<void> {
+    const logger = this.context.logger;
+    try {
+      const { resealed, unopened } = await this.secrets.rotate();
+      if (resealed > 0) logger.info({ secrets: resealed }, 'sealed secrets again with the current key');
+      if (unopened.length > 0)
+        logger.warn(
+          { secrets: unopened },
+          'secrets sealed with a key this server does not have: add it to WEFT_SECRETS_OLD_KEYS',
+        );
+    } catch (e) {
+      logger.warn({ error: (e as Error).message }, 'could not seal every secret with the current key');
+    }
   }
 
   /** Stops the loops; the store stays open (its owner closes it). */

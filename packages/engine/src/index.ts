@@ -34,6 +34,16 @@ export { outboxDispatcher } from './outbox/outbox-dispatcher.js';
 export * from './outbox/webhook.js';
 export type { BlobStore } from './payloads/blob-store.js';
 export { FolderBlobStore } from './payloads/folder-blob-store.js';
+export { REDACTED } from './secrets/placeholders.js';
+export { type SealedSecret, SecretBox, type SecretKeys } from './secrets/secret-box.js';
+export { MAX_SECRET_BYTES, SecretService } from './secrets/secret-service.js';
+export {
+  MemorySecretStore,
+  type SecretInfo,
+  type SecretKey,
+  type SecretStore,
+  type StoredSecret,
+} from './secrets/secret-store.js';
 export {
   type BulkFilter,
   type BulkProgress,

@@ -19,6 +19,7 @@ import { operatorReadRoutes } from './routes/operator-reads.js';
 import { runListRoutes } from './routes/run-list.js';
 import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes, sweeperRoutes } from './routes/schedules.js';
+import { secretRoutes } from './routes/secrets.js';
 import { signalRoutes } from './routes/signals.js';
 import { type DispatchInfo, taskDispatchRoutes } from './routes/task-dispatch.js';
 import { taskRoutes } from './routes/tasks.js';
@@ -99,6 +100,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     taskRoutes(api, options.engine, sightings);
     metricsRoute(api, options.engine);
     limitRoutes(api, options.engine);
+    secretRoutes(api, options.engine);
     inboxRoutes(api, options.engine);
     scheduleRoutes(api, options.engine);
     sweeperRoutes(api, options.engine);

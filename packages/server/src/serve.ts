@@ -12,8 +12,9 @@ import {
   Engine,
   type EngineConfig,
   outboxDispatcher,
+  SecretBox,
 } from '@weft/engine';
-import { connect, migrate, PgStore } from '@weft/postgres';
+import { connect, migrate, PgSecretStore, PgStore } from '@weft/postgres';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
@@ -49,6 +50,10 @@ export interface ServeOptions {
    * they are loopback, private, link-local or cloud metadata (`WEFT_OUTBOUND_ALLOW`).
    */
   readonly outboundAllow?: string | readonly string[];
+  /** Seals secrets (32 bytes, base64; `WEFT_SECRETS_KEY`); without it secrets cannot be set or used. */
+  readonly secretsKey?: string;
+  /** Earlier keys, to open secrets sealed before a rotation (`WEFT_SECRETS_OLD_KEYS`). */
+  readonly secretsOldKeys?: readonly string[];
   /** The web console's assets folder, `null` for no console; by default the one `npm run build` made. */
   readonly console?: string | null;
   /**
@@ -81,9 +86,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   let outbound: ReturnType<typeof createOutbound>;
   try {
     outbound = createOutbound(options.outboundAllow);
+    // Checks the keys before anything starts, so a bad key stops the server with the setting named.
+    if (options.secretsKey) new SecretBox({ current: options.secretsKey, old: options.secretsOldKeys ?? [] });
   } catch (e) {
     await sql.end();
-    throw new WeftError('bad_config', (e as Error).message);
+    throw e instanceof WeftError ? e : new WeftError('bad_config', (e as Error).message);
   }
   const destinations = sinkDestinations(options.sinks ?? [], outbound);
   let dispatcher: Dispatcher | undefined;
@@ -105,6 +112,10 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     store,
     destinations,
     outbound,
+    secretStore: new PgSecretStore(sql),
+    ...(options.secretsKey
+      ? { secretKeys: { current: options.secretsKey, old: options.secretsOldKeys ?? [] } }
+      : {}),
     ...(dispatcher ? { dispatcher } : {}),
     ...(options.webhookSecret ? { webhookSecret: options.webhookSecret } : {}),
     ...(options.engine ? { config: options.engine } : {}),

@@ -22,7 +22,7 @@ export interface TestServer {
 
 export async function startTestServer(
   engine: Partial<EngineConfig> = {},
-  options: { console?: string | null; outboundAllow?: string } = {},
+  options: { console?: string | null; outboundAllow?: string; secretsKey?: string } = {},
 ): Promise<TestServer> {
   const db = await createTestDatabase();
   const server = await serve({

@@ -34,6 +34,8 @@ export function serverSettings(flags: ServerFlags): {
   redisUrl?: string;
   webhookSecret?: string;
   outboundAllow?: string;
+  secretsKey?: string;
+  secretsOldKeys?: string[];
 } {
   const dispatcher = flags.dispatcher ?? 'table';
   if (dispatcher !== 'table' && dispatcher !== 'redis')
@@ -43,7 +45,10 @@ export function serverSettings(flags: ServerFlags): {
     throw new CliError('the Redis dispatcher needs a Redis URL: set REDIS_URL or pass --redis-url');
   const webhookSecret = process.env.WEFT_WEBHOOK_SECRET;
   const outboundAllow = process.env.WEFT_OUTBOUND_ALLOW;
+  const secretsKey = process.env.WEFT_SECRETS_KEY;
+  const oldKeys = (process.env.WEFT_SECRETS_OLD_KEYS ?? '').split(',').filter((k) => k.trim() !== '');
   return {
+    ...(secretsKey ? { secretsKey, secretsOldKeys: oldKeys } : {}),
     ...(outboundAllow ? { outboundAllow } : {}),
     sinks: readSinks(flags.sinks),
     dispatcher,

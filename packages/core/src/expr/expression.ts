@@ -1,5 +1,6 @@
 import jsonata from 'jsonata';
 import { err, ok, type Result } from '../result.js';
+import { secretBindings } from './secret-refs.js';
 
 /** Limits that keep one expression from stalling an evaluation. They are counts, never clock time. */
 export interface ExpressionLimits {
@@ -36,6 +37,8 @@ export interface CompiledExpression {
   readonly refs: readonly string[];
   /** References the evaluator cannot resolve statically, such as `nodes.*`; reported at deploy. */
   readonly dynamicRefs: readonly string[];
+  /** Secrets the expression names (`secrets.NAME`); each evaluates to its placeholder, never its value. */
+  readonly secrets: readonly string[];
   evaluate(
     scope: ExpressionScope,
     now: Date,
@@ -74,6 +77,9 @@ export function compileExpression(source: string): Result<CompiledExpression, Ex
   const refs = new Set<string>();
   const dynamicRefs = new Set<string>();
   collectRefs(expression.ast() as AstNode, refs, dynamicRefs);
+  const secretNames = new Set<string>();
+  collectSecrets(expression.ast() as AstNode, secretNames);
+  const secrets = secretBindings([...secretNames]);
   // The entry hook counts steps on the per-evaluation frame (`environment.base`), so concurrent
   // evaluations of one expression keep separate counts; the limit travels in that evaluation's bindings.
   expression.assign(ENTRY as unknown as string, (_e: unknown, _i: unknown, environment: Frame) => {
@@ -89,6 +95,7 @@ export function compileExpression(source: string): Result<CompiledExpression, Ex
     source,
     refs: [...refs],
     dynamicRefs: [...dynamicRefs],
+    secrets: [...secretNames],
     async evaluate(scope, now, given = DEFAULT_LIMITS) {
       const bindings: Record<string, unknown> = {
         [MAX_STEPS]: given.maxSteps,
@@ -96,6 +103,7 @@ export function compileExpression(source: string): Result<CompiledExpression, Ex
         nodes: scope.nodes,
         vars: scope.vars,
         run: scope.run,
+        secrets,
         now: () => now.toISOString(),
         millis: () => now.getTime(),
         random: () => {
@@ -104,7 +112,7 @@ export function compileExpression(source: string): Result<CompiledExpression, Ex
       };
       for (const [key, value] of Object.entries(scope)) bindings[key] = value;
       try {
-        const value = await expression.evaluate(scope, bindings);
+        const value = await expression.evaluate(secretNames.size ? { ...scope, secrets } : scope, bindings);
         return ok(normalise(value));
       } catch (e) {
         const problem = e as { message?: string; position?: number; code?: string; value?: unknown };
@@ -141,6 +149,23 @@ function collectRefs(node: AstNode | undefined, refs: Set<string>, dynamic: Set<
     } else if (value && typeof value === 'object') {
       collectRefs(value as AstNode, refs, dynamic);
     }
+  }
+}
+
+/** Finds `secrets.<NAME>` and `$secrets.<NAME>` anywhere in an expression. */
+function collectSecrets(node: AstNode | undefined, names: Set<string>): void {
+  if (!node || typeof node !== 'object') return;
+  if (node.type === 'path' && Array.isArray(node.steps)) {
+    const [head, next] = node.steps;
+    const isSecrets =
+      (head?.type === 'name' || head?.type === 'variable') &&
+      head.value === 'secrets' &&
+      !head.stages?.length;
+    if (isSecrets && next?.type === 'name') names.add(String(next.value));
+  }
+  for (const value of Object.values(node)) {
+    if (Array.isArray(value)) for (const item of value.flat()) collectSecrets(item as AstNode, names);
+    else if (value && typeof value === 'object') collectSecrets(value as AstNode, names);
   }
 }
 

@@ -1,7 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { secretNamesIn } from '@weft/core';
 import { refusalIn } from '../outbound/address-policy.js';
 import { createOutbound, type Outbound } from '../outbound/outbound.js';
 import { outboundFetch } from '../outbound/outbound-fetch.js';
+import { fillSecrets } from '../secrets/placeholders.js';
 import { type Delivery, type OutboxRow, WEBHOOK_DESTINATION } from '../store/outbox-records.js';
 import type { Destination } from './destination.js';
 
@@ -19,6 +21,8 @@ export interface WebhookOptions {
   readonly concurrency?: number;
   /** Which addresses it may reach; by default none that is loopback, private, link-local or metadata. */
   readonly outbound?: Outbound;
+  /** Resolves secret placeholders (`{{secrets.NAME}}`) in a status callback's URL, in the row's namespace. */
+  readonly secrets?: (namespace: string, names: readonly string[]) => Promise<Map<string, string>>;
 }
 
 /**
@@ -89,6 +93,16 @@ async function post(
     return { kind: 'failed', error: `a webhook cannot deliver a ${payload.kind} message`, permanent: true };
   const url = options.url ?? (payload.kind === 'webhook' ? payload.url : undefined);
   if (!url) return { kind: 'failed', error: 'no URL to deliver to', permanent: true };
+  const names = secretNamesIn(url);
+  let target = url;
+  if (names.length > 0) {
+    try {
+      if (!options.secrets) throw new Error('this destination cannot resolve secrets');
+      target = fillSecrets(url, await options.secrets(row.namespace, names));
+    } catch (e) {
+      return { kind: 'failed', error: `POST ${url}: ${(e as Error).message}`, permanent: true };
+    }
+  }
   const body = JSON.stringify(payload.message);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -101,7 +115,7 @@ async function post(
     headers['x-weft-signature'] = signWebhook(options.secret, body, Math.floor(Date.now() / 1000));
   try {
     const response = await outboundFetch(
-      url,
+      target,
       { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' },
       outbound.policy,
       outbound.agent,

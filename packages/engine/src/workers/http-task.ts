@@ -1,7 +1,8 @@
-import type { HttpRequestInput, Json, StatusMatch, TaskError } from '@weft/core';
+import { type HttpRequestInput, type Json, type StatusMatch, type TaskError, WeftError } from '@weft/core';
 import { refusalIn } from '../outbound/address-policy.js';
 import type { Outbound } from '../outbound/outbound.js';
 import { outboundFetch } from '../outbound/outbound-fetch.js';
+import { fillSecretsInJson, redactSecrets, secretNamesInJson } from '../secrets/placeholders.js';
 import type { SystemTaskHandler, SystemTaskOutcome } from './system-runner.js';
 
 /** Largest response body kept as the node's output. */
@@ -14,9 +15,32 @@ export function statusMatches(status: number, success: readonly StatusMatch[]): 
   );
 }
 
-/** The handler of built-in `http` tasks, calling out under `outbound`'s policy. */
-export function httpTaskHandler(outbound: Outbound): SystemTaskHandler {
-  return (input, signal) => runHttpTask(input, signal, outbound);
+/** Resolves the secrets an `http` task's placeholders name, for the run it belongs to. */
+export type SecretResolver = (runId: string, names: readonly string[]) => Promise<Map<string, string>>;
+
+/**
+ * The handler of built-in `http` tasks, calling out under `outbound`'s policy. Secret placeholders in the
+ * url, headers and body are filled at the moment of the call, and their values are redacted from what the
+ * task gives back; a secret that is not set fails the task for good.
+ */
+export function httpTaskHandler(outbound: Outbound, secrets: SecretResolver): SystemTaskHandler {
+  return async (input, signal, task) => {
+    const names = secretNamesInJson(input);
+    let values = new Map<string, string>();
+    try {
+      values = await secrets(task.runId, names);
+    } catch (e) {
+      const message = (e as Error).message;
+      return { kind: 'failed', error: { message, reason: 'error', retryable: !(e instanceof WeftError) } };
+    }
+    const outcome = await runHttpTask(
+      fillSecretsInJson(input, values),
+      signal,
+      outbound,
+      (input as unknown as HttpRequestInput).url,
+    );
+    return redactSecrets(outcome as unknown as Json, values) as unknown as SystemTaskOutcome;
+  };
 }
 
 /**
@@ -29,9 +53,10 @@ export async function runHttpTask(
   input: Json,
   signal: AbortSignal,
   outbound: Outbound,
+  shownUrl?: string,
 ): Promise<SystemTaskOutcome> {
   const request = input as unknown as HttpRequestInput;
-  const what = `${request.method} ${request.url}`;
+  const what = `${request.method} ${shownUrl ?? request.url}`;
   const headers: Record<string, string> = { 'user-agent': 'weft', ...request.headers };
   let body: string | undefined;
   if (request.body !== undefined && request.method !== 'GET' && request.method !== 'HEAD') {

@@ -11,7 +11,11 @@ export type SystemTaskOutcome =
   | { readonly kind: 'failed'; readonly error: TaskError };
 
 /** Runs one system task; `signal` aborts when the lease is lost or the server stops. */
-export type SystemTaskHandler = (input: Json, signal: AbortSignal) => Promise<SystemTaskOutcome>;
+export type SystemTaskHandler = (
+  input: Json,
+  signal: AbortSignal,
+  task: { readonly runId: string },
+) => Promise<SystemTaskOutcome>;
 
 /** How a runner runs. */
 export interface SystemRunnerOptions {
@@ -41,7 +45,7 @@ export class SystemTaskRunner {
       concurrency: options.concurrency,
       logger: options.logger,
       label: 'system tasks',
-      handler: (task, signal) => options.handlers[task.taskType]!(task.input, signal),
+      handler: (task, signal) => options.handlers[task.taskType]!(task.input, signal, task),
     });
   }
 
