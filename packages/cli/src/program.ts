@@ -13,6 +13,7 @@ import {
   startCommand,
 } from './commands/remote.js';
 import { registerSecretCommands } from './commands/secrets.js';
+import { tlsOptions } from './commands/tls-options.js';
 import { color } from './output.js';
 
 /**
@@ -62,7 +63,7 @@ function port(value: string): number {
 
 /** The options `dev` and `server` share: where to listen, leases, payloads, the sweeper, dispatch and sinks. */
 function serverOptions(command: Command, env: NodeJS.ProcessEnv): Command {
-  return command
+  return tlsOptions(command, env)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on', port, 8080)
     .option('--log-level <level>', 'log level (info, warn, error, silent)', 'info')

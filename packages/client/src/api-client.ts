@@ -1,5 +1,6 @@
 import { Agent, request } from 'undici';
 import { SseParser } from './sse.js';
+import { type TlsFiles, tlsConnectOptions, tlsFilesFromEnv } from './tls.js';
 
 /** An error answer from the API: its HTTP status, stable code and message. */
 export class WeftApiError extends Error {
@@ -22,6 +23,8 @@ export interface ClientOptions {
   readonly namespace?: string;
   /** Connections kept open to the server. */
   readonly connections?: number;
+  /** TLS files for an `https` URL; by default from WEFT_CA_FILE, WEFT_CLIENT_CERT and WEFT_CLIENT_KEY. */
+  readonly tls?: TlsFiles;
 }
 
 /**
@@ -39,6 +42,7 @@ export abstract class ApiClient {
       connections: options.connections ?? 16,
       keepAliveTimeout: 60_000,
       pipelining: 1,
+      connect: tlsConnectOptions(options.tls ?? tlsFilesFromEnv()),
     });
     this.headers = { 'content-type': 'application/json', 'x-weft-namespace': options.namespace ?? 'default' };
   }
@@ -144,7 +148,7 @@ export abstract class ApiClient {
       throw new WeftApiError(
         0,
         'unreachable',
-        `cannot reach the Weft server at ${this.url} (${cause}); is it running?`,
+        `cannot reach the Weft server at ${this.url} (${cause}); ${hintFor(cause)}`,
       );
     }
     const text = await response.body.text();
@@ -161,4 +165,11 @@ export abstract class ApiClient {
     }
     return parsed as T;
   }
+}
+
+/** What to do about a failed connection: TLS certificate problems name the settings that fix them. */
+function hintFor(cause: string): string {
+  if (/CERT|SIGNATURE|SELF_SIGNED|ISSUER/.test(cause))
+    return "the server's certificate is not trusted: set WEFT_CA_FILE (or the tls option) to the CA that signed it";
+  return 'is it running?';
 }

@@ -5,5 +5,6 @@ export * from './operator-types.js';
 export * from './run-errors.js';
 export * from './secrets-client.js';
 export * from './sse.js';
+export * from './tls.js';
 export * from './types.js';
 export type { WaitOptions } from './waiting.js';

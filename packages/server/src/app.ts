@@ -24,6 +24,7 @@ import { signalRoutes } from './routes/signals.js';
 import { type DispatchInfo, taskDispatchRoutes } from './routes/task-dispatch.js';
 import { taskRoutes } from './routes/tasks.js';
 import { scopeRunRoutes } from './run-scope.js';
+import type { ServerTls } from './tls.js';
 import { WorkerSightings } from './worker-sightings.js';
 
 /** Options for the HTTP app. */
@@ -42,11 +43,15 @@ export interface AppOptions {
   readonly console?: string | null;
   /** The database check of `/readyz`; without one, readiness looks at the background loops only. */
   readonly databaseProbe?: DatabaseProbe;
+  /** Serves HTTPS with this certificate (and asks clients for one when `ca` is given); see serverTls. */
+  readonly https?: ServerTls;
 }
 
 /** Weft's HTTP API: definitions, runs, history and the worker protocol, as JSON. */
 export function buildApp(options: AppOptions): FastifyInstance {
-  const app = Fastify({
+  // An HTTPS server has the same routes and handlers; Fastify types it apart only by its server.
+  const app = (Fastify as (o: object) => FastifyInstance)({
+    ...(options.https ? { https: options.https } : {}),
     ...(options.logger
       ? { loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) }
       : { logger: false }),

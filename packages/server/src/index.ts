@@ -3,4 +3,5 @@ export { type DatabaseCheck, type DatabaseProbe, READY_TIMEOUT_MS } from './heal
 export * from './openapi.js';
 export { type RouteInfo, routesOf } from './route-table.js';
 export * from './serve.js';
+export * from './tls.js';
 export * from './wire.js';

@@ -21,6 +21,7 @@ import { buildApp } from './app.js';
 import { databaseProbe } from './database-probe.js';
 import { guardProcess } from './process-guard.js';
 import type { DispatchInfo } from './routes/task-dispatch.js';
+import { type ServerTls, serverTls, type TlsFileSettings } from './tls.js';
 
 /** How to run a server. */
 export interface ServeOptions {
@@ -54,6 +55,8 @@ export interface ServeOptions {
   readonly secretsKey?: string;
   /** Earlier keys, to open secrets sealed before a rotation (`WEFT_SECRETS_OLD_KEYS`). */
   readonly secretsOldKeys?: readonly string[];
+  /** Serve HTTPS from these files (`--tls-cert`, `--tls-key`, `--tls-client-ca` for mutual TLS). */
+  readonly tls?: TlsFileSettings;
   /** The web console's assets folder, `null` for no console; by default the one `npm run build` made. */
   readonly console?: string | null;
   /**
@@ -84,7 +87,9 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     throw e;
   }
   let outbound: ReturnType<typeof createOutbound>;
+  let https: ServerTls | undefined;
   try {
+    https = options.tls ? serverTls(options.tls) : undefined;
     outbound = createOutbound(options.outboundAllow);
     // Checks the keys before anything starts, so a bad key stops the server with the setting named.
     if (options.secretsKey) new SecretBox({ current: options.secretsKey, old: options.secretsOldKeys ?? [] });
@@ -123,6 +128,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     logger,
   });
   const app = buildApp({
+    ...(https ? { https } : {}),
     engine,
     logger,
     dispatch,

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EngineConfig, FolderBlobStore } from '@weft/engine';
-import { type RunningServer, serve } from '@weft/server';
+import { type RunningServer, serve, type TlsFileSettings } from '@weft/server';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 
 /** A real Weft server on a fresh test database, listening on a free port. */
@@ -22,7 +22,12 @@ export interface TestServer {
 
 export async function startTestServer(
   engine: Partial<EngineConfig> = {},
-  options: { console?: string | null; outboundAllow?: string; secretsKey?: string } = {},
+  options: {
+    console?: string | null;
+    outboundAllow?: string;
+    secretsKey?: string;
+    tls?: TlsFileSettings;
+  } = {},
 ): Promise<TestServer> {
   const db = await createTestDatabase();
   const server = await serve({

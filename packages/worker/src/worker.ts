@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { type Json, type LeasedTask, type Report, WeftClient } from '@weft/client';
+import { type Json, type LeasedTask, type Report, type TlsFiles, WeftClient } from '@weft/client';
 import { DEFAULT_CONNECT_TIMEOUT_MS, reachServer } from './connect.js';
 import { TerminalError } from './errors.js';
 import { errorReport, outputReport } from './outcome.js';
@@ -38,6 +38,8 @@ export type Handler = (
 export interface WorkerOptions {
   /** The Weft server, such as http://127.0.0.1:8080. */
   readonly url: string;
+  /** TLS files for an `https` URL; by default from WEFT_CA_FILE, WEFT_CLIENT_CERT and WEFT_CLIENT_KEY. */
+  readonly tls?: TlsFiles;
   readonly namespace?: string;
   /** The worker's name in leases and history; host-pid-random by default. */
   readonly name?: string;
@@ -129,6 +131,7 @@ export class Worker {
       url: options.url,
       ...(options.namespace ? { namespace: options.namespace } : {}),
       connections: 8,
+      ...(options.tls ? { tls: options.tls } : {}),
     });
     this.types = Object.keys(options.handlers);
     if (this.types.length === 0) throw new Error('a worker needs at least one handler');

@@ -29,6 +29,13 @@ class SettingsTest(unittest.TestCase):
         self.assertEqual(s.headers["authorization"], "Bearer k")
         self.assertIsInstance(s.ssl_context, ssl.SSLContext)
 
+    def test_tls_files_come_from_the_environment_over_https_only(self) -> None:
+        env = {"WEFT_CA_FILE": "/no/such/ca.pem"}
+        with mock.patch.dict(os.environ, env, clear=True):
+            with self.assertRaisesRegex(ValueError, "ca_file '/no/such/ca.pem' is not a readable file"):
+                connection_settings(url="https://weft.example")
+            self.assertIsNone(connection_settings(url="http://weft.example").ssl_context)
+
     def test_an_option_wins_over_the_environment(self) -> None:
         with mock.patch.dict(os.environ, {"WEFT_API_KEY": "env"}):
             self.assertEqual(connection_settings(api_key="given").headers["authorization"], "Bearer given")

@@ -43,7 +43,9 @@ def connection_settings(
     """Checks every setting where it enters and raises ``ValueError`` saying what to change.
 
     ``url`` defaults to ``WEFT_URL``, then ``http://127.0.0.1:8080``; ``namespace`` to ``WEFT_NAMESPACE``,
-    then ``default``; ``api_key`` to ``WEFT_API_KEY`` (sent as ``Authorization: Bearer <key>``).
+    then ``default``; ``api_key`` to ``WEFT_API_KEY`` (sent as ``Authorization: Bearer <key>``). Over
+    https, ``ca_file``, ``cert_file`` and ``key_file`` default to ``WEFT_CA_FILE``, ``WEFT_CLIENT_CERT`` and
+    ``WEFT_CLIENT_KEY``.
     """
     url = url or os.environ.get("WEFT_URL") or "http://127.0.0.1:8080"
     namespace = namespace or os.environ.get("WEFT_NAMESPACE") or "default"
@@ -65,6 +67,10 @@ def connection_settings(
         raise ValueError(
             f"namespace {namespace!r} is not valid: use lowercase letters, digits, '_' and '-' (at most 63)"
         )
+    if parts.scheme == "https" and ssl_context is None:
+        ca_file = ca_file or os.environ.get("WEFT_CA_FILE") or None
+        cert_file = cert_file or os.environ.get("WEFT_CLIENT_CERT") or None
+        key_file = key_file or os.environ.get("WEFT_CLIENT_KEY") or None
     context = _tls(parts.scheme, ca_file, cert_file, key_file, ssl_context)
     return ConnectionSettings(
         scheme=parts.scheme,

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { parseSinks, type SinkConfig } from '@weft/connectors';
+import type { TlsFileSettings } from '@weft/server';
 import { parseSize } from '../blob-config.js';
 import { CliError } from '../errors.js';
+import { type TlsFlags, tlsSettings } from './tls-options.js';
 
 /** What `weft server` and `weft dev` take beyond where to listen. */
-export interface ServerFlags {
+export interface ServerFlags extends TlsFlags {
   readonly dispatcher?: string;
   readonly redisUrl?: string;
   readonly sinks?: string;
@@ -36,6 +38,7 @@ export function serverSettings(flags: ServerFlags): {
   outboundAllow?: string;
   secretsKey?: string;
   secretsOldKeys?: string[];
+  tls?: TlsFileSettings;
 } {
   const dispatcher = flags.dispatcher ?? 'table';
   if (dispatcher !== 'table' && dispatcher !== 'redis')
@@ -48,6 +51,7 @@ export function serverSettings(flags: ServerFlags): {
   const secretsKey = process.env.WEFT_SECRETS_KEY;
   const oldKeys = (process.env.WEFT_SECRETS_OLD_KEYS ?? '').split(',').filter((k) => k.trim() !== '');
   return {
+    ...tlsSettings(flags),
     ...(secretsKey ? { secretsKey, secretsOldKeys: oldKeys } : {}),
     ...(outboundAllow ? { outboundAllow } : {}),
     sinks: readSinks(flags.sinks),
