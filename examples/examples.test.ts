@@ -66,6 +66,8 @@ beforeAll(async () => {
     engine: { decidePollMs: 50, timerPollMs: 50, leasePollMs: 100, relayPollMs: 50 },
     blobs: new FolderBlobStore(mkdtempSync(join(tmpdir(), 'weft-examples-'))),
     sinks: [{ kind: 'webhook', name: 'order-events', url: `${outsideUrl}/events`, timeoutMs: 5000 }],
+    // The stand-in for the outside world listens on loopback, which outbound calls refuse unless opened.
+    outboundAllow: '127.0.0.1',
   });
   client = new WeftClient({ url: server.url });
   worker = new Worker({ url: server.url, handlers, concurrency: 20, pollWaitMs: 1000, name: 'examples' });

@@ -57,7 +57,9 @@ export function signS3Request(
     ...(credentials.sessionToken ? { sessionToken: credentials.sessionToken } : {}),
   });
   const headers: Record<string, string> = {};
+  // fetch sets host and content-length itself (to the values signed); given twice, a strict HTTP client
+  // (undici 7, the process's global dispatcher once any module imports it) refuses the request.
   for (const [k, v] of Object.entries(signed.headers ?? {}))
-    if (k.toLowerCase() !== 'host') headers[k] = String(v);
+    if (k.toLowerCase() !== 'host' && k.toLowerCase() !== 'content-length') headers[k] = String(v);
   return headers;
 }

@@ -105,6 +105,8 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
     // Dead letters after two failed deliveries a tenth of a second apart, so the test sees one soon.
     engine: { decidePollMs: 50, timerPollMs: 50, leasePollMs: 100, relayMaxAttempts: 2, relayBackoffMs: 100 },
     sinks: parseSinks({ audit: { kind: 'webhook', url: receiver.url } }),
+    // The receiver listens on loopback, which outbound calls refuse unless opened.
+    outboundAllow: '127.0.0.1',
     blobs: new FolderBlobStore(mkdtempSync(join(tmpdir(), 'weft-console-blobs-'))),
   });
   const call = async (method: string, path: string, body?: unknown) => {
