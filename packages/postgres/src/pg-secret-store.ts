@@ -50,7 +50,8 @@ export class PgSecretStore implements SecretStore {
   }
 
   async reseal(secret: StoredSecret, previousKeyId: string): Promise<void> {
-    // Conditional on the old key id: a secret set meanwhile (already under the new key) is left as it is.
+    // Conditional on the old key id, one statement: a secret set meanwhile (already under the new key) is
+    // left as it is (invariant 19; test "a re-seal loses to a set made meanwhile").
     await this.sql`
       UPDATE weft.secrets SET key_id = ${secret.keyId}, nonce = ${secret.nonce}, ciphertext = ${secret.ciphertext}
        WHERE namespace = ${secret.namespace} AND name = ${secret.name} AND key_id = ${previousKeyId}`.execute();

@@ -156,6 +156,22 @@ describe('secret keys', () => {
     expect((await both.rotate()).resealed).toBe(0);
   });
 
+  it('a re-seal loses to a set made meanwhile', async () => {
+    const store = new PgSecretStore(t.db.sql);
+    const oldKey = randomBytes(32).toString('base64');
+    const newKey = randomBytes(32).toString('base64');
+    const before = new SecretBox({ current: oldKey });
+    await new SecretService(store, before).set('race', 'K', 'first');
+    const [stale] = (await store.sealedWithOtherKeys('none', { namespace: 'race', name: '' }, 10)).filter(
+      (s) => s.namespace === 'race',
+    );
+    const after = new SecretService(store, new SecretBox({ current: newKey, old: [oldKey] }));
+    await after.set('race', 'K', 'second');
+    // The rotation read the row before the set and writes after it: its write must not land.
+    await store.reseal({ ...stale!, ...before.seal('race', 'K', 'first') }, stale!.keyId);
+    expect((await after.resolve('race', ['K'])).get('K')).toBe('second');
+  });
+
   it('without a key, secrets cannot be set, and the answer says which setting to set', async () => {
     const none = new SecretService(new PgSecretStore(t.db.sql), undefined);
     await expect(none.set('default', 'X', 'y')).rejects.toMatchObject({
