@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Run, WeftClient } from '@weft/client';
+import { type Run, WeftApiError, WeftClient } from '@weft/client';
 import { allNodes, formatProblem, type NodeKind, parseDefinition } from '@weft/core';
 import { FolderBlobStore } from '@weft/engine';
 import { type RunningServer, serve } from '@weft/server';
@@ -85,13 +85,20 @@ afterAll(async () => {
 
 const FINAL = ['completed', 'failed', 'cancelled', 'terminated'];
 
-/** Waits (at most `ms`) for a run to end, and returns it. */
+/**
+ * Waits (at most `ms`) for a run to end, and returns it. A run started by another run's start_workflow
+ * leaves through the outbox after its parent's decision, so it may not exist yet: 404 is waited out too.
+ */
 async function ended(id: string, ms = 30_000): Promise<Run> {
   const until = Date.now() + ms;
   for (;;) {
-    const run = await client.getRun(id);
-    if (FINAL.includes(run.status)) return run;
-    if (Date.now() > until) throw new Error(`run ${id} is still ${run.status} after ${ms} ms`);
+    const run = await client.getRun(id).catch((e: unknown) => {
+      if (e instanceof WeftApiError && e.status === 404) return undefined;
+      throw e;
+    });
+    if (run && FINAL.includes(run.status)) return run;
+    if (Date.now() > until)
+      throw new Error(`run ${id} is still ${run?.status ?? 'not started'} after ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

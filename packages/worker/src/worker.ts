@@ -356,6 +356,8 @@ export class Worker {
         // Keep the reports: fencing makes re-sending safe.
         this.sending -= batch.length;
         this.pending = [...batch, ...this.pending];
+        // Stopped meanwhile: stop's closing message already counted these reports, and nothing more is sent.
+        if (this.closed) return;
         this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 200), 5000);
         this.problems.report(`report failed; retrying in ${this.backoffMs} ms`, e, 'report');
         await new Promise((r) => setTimeout(r, this.backoffMs));
