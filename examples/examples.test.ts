@@ -11,7 +11,7 @@ import { type Run, WeftApiError, WeftClient } from '@weft/client';
 import { allNodes, formatProblem, type NodeKind, parseDefinition } from '@weft/core';
 import { FolderBlobStore } from '@weft/engine';
 import { type RunningServer, serve } from '@weft/server';
-import { createTestDatabase, type TestDatabase } from '@weft/testing';
+import { createTestDatabase, TEST_ADMIN_KEY, type TestDatabase } from '@weft/testing';
 import { Worker } from '@weft/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handlers } from './example-handlers.mjs';
@@ -68,9 +68,17 @@ beforeAll(async () => {
     sinks: [{ kind: 'webhook', name: 'order-events', url: `${outsideUrl}/events`, timeoutMs: 5000 }],
     // The stand-in for the outside world listens on loopback, which outbound calls refuse unless opened.
     outboundAllow: '127.0.0.1',
+    auth: { bootstrapAdminKey: TEST_ADMIN_KEY },
   });
-  client = new WeftClient({ url: server.url });
-  worker = new Worker({ url: server.url, handlers, concurrency: 20, pollWaitMs: 1000, name: 'examples' });
+  client = new WeftClient({ url: server.url, apiKey: TEST_ADMIN_KEY });
+  worker = new Worker({
+    url: server.url,
+    apiKey: TEST_ADMIN_KEY,
+    handlers,
+    concurrency: 20,
+    pollWaitMs: 1000,
+    name: 'examples',
+  });
   await worker.start();
   // A sub_workflow and a start_workflow name definitions that must be deployed first.
   for (const file of ['payment.yaml', 'trial-reminder.yaml', ...files]) await client.deploy(source(file));

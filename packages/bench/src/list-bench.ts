@@ -88,7 +88,13 @@ export async function runListBench(
     await sql.end();
   }
   log(`seeded ${options.runs} runs in ${((Date.now() - seedStart) / 1000).toFixed(0)} s`);
-  const server = await serve({ databaseUrl: dbUrl, port: 0, logLevel: 'silent', console: null });
+  const server = await serve({
+    databaseUrl: dbUrl,
+    port: 0,
+    logLevel: 'silent',
+    console: null,
+    auth: { mode: 'off' },
+  });
   const results: ListResult[] = [];
   try {
     const first = (await (await fetch(`${server.url}/v1/runs?limit=50`)).json()) as {

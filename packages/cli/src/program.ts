@@ -26,6 +26,8 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .description('Weft: durable workflows on PostgreSQL')
     .option('--url <url>', 'Weft server URL', env.WEFT_URL ?? 'http://127.0.0.1:8080')
     .option('-n, --namespace <name>', 'namespace to act in', env.WEFT_NAMESPACE ?? 'default')
+    .option('--api-key <key>', 'API key for the server (default: WEFT_API_KEY)')
+    .option('--header <name: value>', 'an extra header on every request (repeatable)', collect, [])
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (text, write) => write(color.red(text)) });
   const remote = (): RemoteOptions => program.opts<RemoteOptions>();
@@ -35,7 +37,12 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerFlowCommands(program, remote);
   registerDeadLetterCommands(program, remote);
   registerSecretCommands(program, remote);
+  registerKeyCommands(program, remote, env);
   return program;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }
 
 // The commands that run a server or reach PostgreSQL directly load the server and the store when they
@@ -124,6 +131,10 @@ function registerLocalCommands(program: Command, env: NodeJS.ProcessEnv): void {
       'folder for payloads over the threshold (or set WEFT_S3_BUCKET for S3)',
       env.WEFT_BLOB_DIR,
     )
+    .option(
+      '--insecure-no-auth',
+      'serve without API keys (also WEFT_AUTH=off); only on a loopback address, with a warning',
+    )
     .action(async (o) => (await import('./commands/servers.js')).serverCommand(o));
   program
     .command('migrate')
@@ -208,4 +219,41 @@ function registerDeadLetterCommands(program: Command, remote: () => RemoteOption
     .option('--destination <name>', 'every dead letter of this destination')
     .option('--all', 'every dead letter of the namespace')
     .action((ids, o) => replayDeadLettersCommand(ids, o, remote()));
+}
+
+/** `weft keys create|list|revoke|generate` and `weft audit`. */
+function registerKeyCommands(program: Command, remote: () => RemoteOptions, env: NodeJS.ProcessEnv): void {
+  const keys = program
+    .command('keys')
+    .description('API keys: make, list and revoke them (needs an admin key)');
+  keys
+    .command('create')
+    .description('make an API key and print it (shown once)')
+    .argument('<name>', 'a unique name: history and the audit list record it as the actor')
+    .requiredOption('--role <role>', 'admin, operator, viewer or worker')
+    .option('--namespaces <list>', 'comma-separated namespaces it may act in (default: every namespace)')
+    .option('--task-types <list>', 'for a worker key: comma-separated task types it may take (default: any)')
+    .option('--expires-in <duration>', 'refused after this long, such as 90d (default: never)')
+    .option('--bootstrap', 'write the key straight to the database (DATABASE_URL), for the first admin key')
+    .option('--database-url <url>', 'PostgreSQL connection URL, for --bootstrap', env.DATABASE_URL)
+    .action(async (name, o) => (await import('./commands/keys.js')).createKeyCommand(name, o, remote()));
+  keys
+    .command('list')
+    .description('list the keys (never their secrets)')
+    .action(async () => (await import('./commands/keys.js')).listKeysCommand(remote()));
+  keys
+    .command('revoke')
+    .description('revoke a key: refused from now on, kept so that history still names it')
+    .argument('<name>', 'key name')
+    .action(async (name) => (await import('./commands/keys.js')).revokeKeyCommand(name, remote()));
+  keys
+    .command('generate')
+    .description('print a new random key, to give a server as WEFT_BOOTSTRAP_ADMIN_KEY')
+    .action(async () => (await import('./commands/keys.js')).generateKeyCommand());
+  program
+    .command('audit')
+    .description('administrative changes, newest first: keys, limits, schedules, bulk actions, replays')
+    .option('--limit <n>', 'entries per page', positiveInt, 50)
+    .option('--before <id>', 'continue from a previous page')
+    .action(async (o) => (await import('./commands/keys.js')).auditCommand(o, remote()));
 }

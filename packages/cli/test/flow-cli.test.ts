@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/helpers.js';
 
@@ -13,7 +14,13 @@ const run = promisify(execFile);
 async function weft(args: string[]): Promise<{ code: number; out: string; err: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
-      env: { ...process.env, NO_COLOR: '1', WEFT_URL: t.url, WEFT_USER: 'cli-user' },
+      env: {
+        ...process.env,
+        NO_COLOR: '1',
+        WEFT_URL: t.url,
+        WEFT_USER: 'cli-user',
+        WEFT_API_KEY: TEST_ADMIN_KEY,
+      },
     });
     return { code: 0, out: stdout, err: stderr };
   } catch (e) {

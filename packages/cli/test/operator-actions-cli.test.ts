@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/helpers.js';
 
@@ -23,7 +24,7 @@ afterAll(async () => {
 async function weft(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   try {
     const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], {
-      env: { ...process.env, NO_COLOR: '1', WEFT_URL: t.url, USER: 'tester' },
+      env: { ...process.env, NO_COLOR: '1', WEFT_URL: t.url, USER: 'tester', WEFT_API_KEY: TEST_ADMIN_KEY },
     });
     return { code: 0, out: stdout, err: stderr };
   } catch (e) {

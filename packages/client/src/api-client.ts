@@ -25,6 +25,32 @@ export interface ClientOptions {
   readonly connections?: number;
   /** TLS files for an `https` URL; by default from WEFT_CA_FILE, WEFT_CLIENT_CERT and WEFT_CLIENT_KEY. */
   readonly tls?: TlsFiles;
+  /** The API key, sent as `Authorization: Bearer <key>`; by default `WEFT_API_KEY` when set. */
+  readonly apiKey?: string;
+  /** Headers sent with every request (a proxy's own credentials, say); they cannot replace Weft's. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The headers every request carries: extra ones first, then the namespace and the API key (by default
+ * WEFT_API_KEY), which extra headers cannot replace.
+ */
+export function connectionHeaders(options: {
+  readonly namespace?: string;
+  readonly apiKey?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}): Record<string, string> {
+  const key = options.apiKey ?? process.env.WEFT_API_KEY;
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (lower === 'x-weft-namespace' || lower === 'authorization' || lower === 'content-type')
+      throw new Error(`header ${name} is set by the client: use the namespace or apiKey option`);
+    out[lower] = value;
+  }
+  out['x-weft-namespace'] = options.namespace ?? 'default';
+  if (key) out.authorization = `Bearer ${key}`;
+  return out;
 }
 
 /**
@@ -35,6 +61,8 @@ export abstract class ApiClient {
   readonly url: string;
   protected readonly agent: Agent;
   protected readonly headers: Record<string, string>;
+  /** Namespace, key and extra headers: what every request carries. */
+  protected readonly base: Record<string, string>;
 
   constructor(options: ClientOptions) {
     this.url = options.url.replace(/\/+$/, '');
@@ -44,7 +72,8 @@ export abstract class ApiClient {
       pipelining: 1,
       connect: tlsConnectOptions(options.tls ?? tlsFilesFromEnv()),
     });
-    this.headers = { 'content-type': 'application/json', 'x-weft-namespace': options.namespace ?? 'default' };
+    this.base = connectionHeaders(options);
+    this.headers = { ...this.base, 'content-type': 'application/json' };
   }
 
   /**
@@ -67,7 +96,7 @@ export abstract class ApiClient {
           headers: {
             accept: 'text/event-stream',
             'last-event-id': String(after),
-            'x-weft-namespace': this.headers['x-weft-namespace']!,
+            ...this.base,
           },
           ...(signal ? { signal } : {}),
           headersTimeout: 30_000,
@@ -134,10 +163,7 @@ export abstract class ApiClient {
       response = await request(`${this.url}${path}`, {
         method: method as 'GET',
         dispatcher: this.agent,
-        headers:
-          payload === undefined
-            ? { 'x-weft-namespace': this.headers['x-weft-namespace']! }
-            : { ...this.headers, 'content-type': type },
+        headers: payload === undefined ? this.base : { ...this.headers, 'content-type': type },
         ...(payload !== undefined ? { body: payload } : {}),
         ...(signal ? { signal } : {}),
         headersTimeout: 120_000,

@@ -1,3 +1,4 @@
+export * from './admin-client.js';
 export * from './api-client.js';
 export * from './client.js';
 export * from './flow-types.js';

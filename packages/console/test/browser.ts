@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseSinks } from '@weft/connectors';
 import { FolderBlobStore } from '@weft/engine';
 import { type RunningServer, serve } from '@weft/server';
-import { createTestDatabase, type TestDatabase } from '@weft/testing';
+import { createTestDatabase, TEST_ADMIN_KEY, type TestDatabase } from '@weft/testing';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
@@ -108,12 +108,16 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
     // The receiver listens on loopback, which outbound calls refuse unless opened.
     outboundAllow: '127.0.0.1',
     blobs: new FolderBlobStore(mkdtempSync(join(tmpdir(), 'weft-console-blobs-'))),
+    auth: { bootstrapAdminKey: TEST_ADMIN_KEY },
   });
   const call = async (method: string, path: string, body?: unknown) => {
     const yaml = typeof body === 'string';
     const res = await fetch(`${server.url}${path}`, {
       method,
-      headers: body === undefined ? {} : { 'content-type': yaml ? 'application/yaml' : 'application/json' },
+      headers: {
+        authorization: `Bearer ${TEST_ADMIN_KEY}`,
+        ...(body === undefined ? {} : { 'content-type': yaml ? 'application/yaml' : 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: yaml ? body : JSON.stringify(body) }),
     });
     const text = await res.text();
@@ -133,16 +137,25 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
   };
 }
 
-/** A new page at a viewport width, in a colour scheme, failing the test on any error the page throws. */
+/**
+ * A new page at a viewport width, in a colour scheme, failing the test on any error the page throws. The
+ * browser session starts with the test admin key, as if entered at the console's prompt, unless `apiKey`
+ * is null (or another key is in the session already).
+ */
 export async function openPage(
   browser: Browser,
-  options: { width?: number; scheme?: 'light' | 'dark' } = {},
+  options: { width?: number; scheme?: 'light' | 'dark'; apiKey?: string | null } = {},
 ): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({
     viewport: { width: options.width ?? 1280, height: 900 },
     colorScheme: options.scheme ?? 'light',
     reducedMotion: 'reduce',
   });
+  const key = options.apiKey === undefined ? TEST_ADMIN_KEY : options.apiKey;
+  if (key !== null)
+    await context.addInitScript(
+      `if (!sessionStorage.getItem('weft.apiKey')) sessionStorage.setItem('weft.apiKey', ${JSON.stringify(key)});`,
+    );
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));

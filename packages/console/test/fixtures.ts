@@ -1,4 +1,5 @@
 import type { Json } from '@weft/core';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { Worker } from '@weft/worker';
 
 /** Definitions the browser tests deploy. */
@@ -56,6 +57,7 @@ export function shopWorker(url: string): { worker: Worker; open: () => void } {
   };
   const worker = new Worker({
     url,
+    apiKey: TEST_ADMIN_KEY,
     concurrency: 4,
     name: 'console-test-worker',
     handlers: {

@@ -1,3 +1,4 @@
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,7 +12,8 @@ import {
 import { WAITING } from './fixtures.js';
 
 const missing = missingBrowser();
-const KEY = 'weft_test_key_1';
+// The test server's admin key: requests the interception lets through reach the server, which checks it too.
+const KEY = TEST_ADMIN_KEY;
 
 // A server that asks for a key answers 401 without it. The browser here stands in front of the API and
 // answers 401 to every call without the right bearer token, as such a server does: the console must ask
@@ -32,7 +34,7 @@ describe.skipIf(missing !== null)('console journeys: the API key', () => {
 
   it('asks for the key on a 401, keeps it for the session, and sends it on every request and stream', async () => {
     const run = await t.call('POST', '/v1/runs', { definition: 'waiting' });
-    const { page, context, errors } = await openPage(browser);
+    const { page, context, errors } = await openPage(browser, { apiKey: null });
     const seen: { path: string; auth: string | undefined }[] = [];
     await context.route('**/v1/**', async (route) => {
       const auth = route.request().headers().authorization;

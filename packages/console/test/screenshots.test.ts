@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { TerminalError, Worker } from '@weft/worker';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,6 +51,7 @@ async function fill(t: ConsoleServer): Promise<{ completed: string; deploy: stri
   let n = 0;
   const worker = new Worker({
     url: t.url,
+    apiKey: TEST_ADMIN_KEY,
     name: 'shop-worker-1',
     concurrency: 8,
     handlers: {

@@ -1,3 +1,4 @@
+export * from './api-keys.js';
 export * from './connect.js';
 export * from './db.js';
 export * from './embedded.js';

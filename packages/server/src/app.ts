@@ -1,6 +1,7 @@
 import type { Engine } from '@weft/engine';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import { consoleAssetsDir, isConsolePage, sendConsoleIndex, serveConsole } from './console.js';
+import { type AuthSettings, installAuth } from './auth/authenticate.js';
+import { consoleAssetsDir, isConsoleFile, isConsolePage, sendConsoleIndex, serveConsole } from './console.js';
 import { installErrorHandler } from './errors.js';
 import { type DatabaseProbe, healthRoutes } from './health.js';
 import { clientErrorHandler, frameworkErrors, installUrlLimit, MAX_PARAM_LENGTH } from './http-limits.js';
@@ -8,11 +9,13 @@ import { installInputGuard } from './input-guard.js';
 import { metricsRoute } from './metrics.js';
 import { openApiRoutes } from './openapi.js';
 import { recordRoutes } from './route-table.js';
+import { auditRoutes } from './routes/audit.js';
 import { bulkRoutes } from './routes/bulk.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
 import { definitionRoutes } from './routes/definitions.js';
 import { eventRoutes } from './routes/events.js';
 import { inboxRoutes } from './routes/inbox.js';
+import { keyRoutes } from './routes/keys.js';
 import { limitRoutes } from './routes/limits.js';
 import { operatorActionRoutes } from './routes/operator-actions.js';
 import { operatorReadRoutes } from './routes/operator-reads.js';
@@ -30,6 +33,8 @@ import { WorkerSightings } from './worker-sightings.js';
 /** Options for the HTTP app. */
 export interface AppOptions {
   readonly engine: Engine;
+  /** How requests are authenticated, and where keys are kept. */
+  readonly auth: AuthSettings;
   /** A pino logger for request logs; none when absent. */
   readonly logger?: FastifyBaseLogger;
   /** How often a live history stream looks for events written by other servers (default 500 ms). */
@@ -72,6 +77,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     { parseAs: 'string' },
     (_req, body, done) => done(null, body),
   );
+  installAuth(app, options.auth, isConsoleFile);
   const consoleDir = options.console === undefined ? consoleAssetsDir() : options.console;
   if (consoleDir) serveConsole(app, consoleDir);
   installErrorHandler(app, {
@@ -111,6 +117,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     sweeperRoutes(api, options.engine);
     taskDispatchRoutes(api, options.engine, options.dispatch ?? { kind: 'table' }, sightings);
     deadLetterRoutes(api, options.engine);
+    keyRoutes(api, options.auth.keys);
+    auditRoutes(api, options.auth.keys);
   });
   return app;
 }

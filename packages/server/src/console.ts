@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 
 /**
  * Where the web console's built assets are (`packages/console/dist`, made by `npm run build`), or null
@@ -57,4 +57,9 @@ export function isConsolePage(request: FastifyRequest): boolean {
 /** Answers with the console's index.html. */
 export function sendConsoleIndex(reply: FastifyReply): FastifyReply {
   return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').sendFile('index.html');
+}
+
+/** True for a route serving one of the console's files (the static plugin marks them with `config.file`). */
+export function isConsoleFile(route: RouteOptions): boolean {
+  return typeof (route.config as { file?: unknown } | undefined)?.file === 'string';
 }

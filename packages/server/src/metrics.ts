@@ -82,7 +82,7 @@ export function metricsRoute(app: FastifyInstance, engine: Engine): void {
       this.set(engine.context.wakeups.polls.size);
     },
   });
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', { config: { auth: 'metrics' } }, async (_request, reply) => {
     reply.header('content-type', registry.contentType);
     return registry.metrics();
   });

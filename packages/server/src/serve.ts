@@ -14,12 +14,13 @@ import {
   outboxDispatcher,
   SecretBox,
 } from '@weft/engine';
-import { connect, migrate, PgSecretStore, PgStore } from '@weft/postgres';
+import { connect, migrate, PgApiKeys, PgSecretStore, PgStore } from '@weft/postgres';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { databaseProbe } from './database-probe.js';
 import { guardProcess } from './process-guard.js';
+import { ensureBootstrapKey } from './auth/issue.js';
 import type { DispatchInfo } from './routes/task-dispatch.js';
 import { type ServerTls, serverTls, type TlsFileSettings } from './tls.js';
 
@@ -64,6 +65,21 @@ export interface ServeOptions {
    * letting Node end the process: for a process that is only this server (default false).
    */
   readonly guardProcess?: boolean;
+  /** Authentication: API keys unless told otherwise. */
+  readonly auth?: ServeAuth;
+}
+
+/** How a server authenticates its callers. */
+export interface ServeAuth {
+  /**
+   * `keys` (the default): every route but liveness, readiness and the console's files needs an API key.
+   * `off`: no route does; allowed only when listening on a loopback address.
+   */
+  readonly mode?: 'keys' | 'off';
+  /** A bearer token that may read /metrics without an API key. */
+  readonly metricsToken?: string;
+  /** An admin key to create at start-up when it is not there yet (the first key of an installation). */
+  readonly bootstrapAdminKey?: string;
 }
 
 /** A running server. */
@@ -78,10 +94,22 @@ export interface RunningServer {
 /** Connects to PostgreSQL, migrates, starts the engine's background loops and serves the HTTP API. */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const logger = pino({ level: options.logLevel ?? 'info', base: { service: 'weft' } });
+  const host = options.host ?? '127.0.0.1';
+  const authMode = options.auth?.mode ?? 'keys';
+  if (authMode === 'off') {
+    if (!isLoopback(host))
+      throw new WeftError(
+        'bad_config',
+        `authentication is off, so the server listens only on a loopback address (127.0.0.1 or ::1), not ${host}: turn authentication on to listen on ${host}`,
+      );
+    logger.warn('authentication is off: anyone who can reach this address can do anything; do not expose it');
+  }
   const sql = connect(options.databaseUrl, { max: options.poolSize ?? 20, applicationName: 'weft-server' });
   try {
     if (options.migrate ?? true)
       await migrate(sql, (m) => logger.info({ migration: m.id }, `applied migration ${m.name}`));
+    if (options.auth?.bootstrapAdminKey)
+      await ensureBootstrapKey(new PgApiKeys(sql), options.auth.bootstrapAdminKey);
   } catch (e) {
     await sql.end();
     throw e;
@@ -130,6 +158,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const app = buildApp({
     ...(https ? { https } : {}),
     engine,
+    auth: {
+      mode: authMode,
+      keys: new PgApiKeys(sql),
+      ...(options.auth?.metricsToken ? { metricsToken: options.auth.metricsToken } : {}),
+    },
     logger,
     dispatch,
     databaseProbe: databaseProbe(sql),
@@ -138,7 +171,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   let address: string;
   try {
     await engine.start();
-    address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
+    address = await app.listen({ host, port: options.port ?? 8080 });
   } catch (e) {
     // Such as a port in use: nothing may keep the process alive after the caller reports the error.
     await app.close().catch(() => {});
@@ -161,4 +194,9 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       unguard();
     },
   };
+}
+
+/** True for an address only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }

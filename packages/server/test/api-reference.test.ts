@@ -12,8 +12,9 @@ const docs = (page: string) =>
 
 let app: FastifyInstance;
 beforeAll(async () => {
-  // Without the web console: its files are pages for browsers, not API routes.
-  app = buildApp({ engine: new Engine({ store: new MemoryStore() }), console: null });
+  // Without the web console: its files are pages for browsers, not API routes. Without authentication:
+  // these tests read the route table and the metrics, not who may call them.
+  app = buildApp({ engine: new Engine({ store: new MemoryStore() }), console: null, auth: { mode: 'off' } });
   await app.ready();
 });
 afterAll(async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { TEST_AUTH_HEADERS } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -81,7 +82,7 @@ describe('definitions API', () => {
   it('refuses malformed bodies with 400 and a code', async () => {
     const res = await fetch(`${t.url}/v1/definitions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...TEST_AUTH_HEADERS },
       body: '{"source": ',
     });
     expect(res.status).toBe(400);
@@ -186,7 +187,7 @@ describe('runs API', () => {
     const task = { run_id: randomUUID(), task_id: randomUUID(), attempt: 1, lease_token: randomUUID() };
     const beat = await t.call('POST', '/v1/tasks/heartbeat', { worker: 'w', tasks: [task] });
     expect(beat.body).toMatchObject({ held: [], lost: [task.task_id] });
-    const res = await fetch(`${t.url}/metrics`);
+    const res = await fetch(`${t.url}/metrics`, { headers: TEST_AUTH_HEADERS });
     const text = await res.text();
     expect(res.headers.get('content-type')).toMatch(/text\/plain/);
     expect(text).toMatch(/^weft_runs_started_total \d+$/m);

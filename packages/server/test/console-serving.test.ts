@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TEST_AUTH_HEADERS } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -18,8 +19,12 @@ afterAll(async () => {
   await t?.close();
 });
 
-const page = (path: string, accept = 'text/html,application/xhtml+xml') =>
-  fetch(`${t.url}${path}`, { headers: { accept } });
+// Without a key: the console's files need none; its API calls carry the key the console asks for.
+const page = (
+  path: string,
+  accept = 'text/html,application/xhtml+xml',
+  headers: Record<string, string> = {},
+) => fetch(`${t.url}${path}`, { headers: { accept, ...headers } });
 
 describe('the web console on the API port', () => {
   it('serves index.html at / and for the console own paths, never cached', async () => {
@@ -45,7 +50,8 @@ describe('the web console on the API port', () => {
   });
 
   it('keeps the API first: API routes answer JSON, and unknown API paths a JSON 404 even for a browser', async () => {
-    const runs = await page('/v1/runs');
+    expect((await page('/v1/runs')).status).toBe(401);
+    const runs = await page('/v1/runs', 'text/html', TEST_AUTH_HEADERS);
     expect(runs.status).toBe(200);
     expect((await runs.json()) as any).toMatchObject({ items: [] });
     for (const path of ['/v1/nope', '/v1/runs/x/y/z', '/assets/missing.js']) {

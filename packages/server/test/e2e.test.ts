@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { type Run, WeftApiError, WeftClient } from '@weft/client';
 import { verifyWebhook } from '@weft/engine';
 import { type RunningServer, serve } from '@weft/server';
-import { createTestDatabase, serviceUrl, type TestDatabase } from '@weft/testing';
+import { createTestDatabase, serviceUrl, TEST_ADMIN_KEY, type TestDatabase } from '@weft/testing';
 import { TerminalError, Worker } from '@weft/worker';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,6 +102,7 @@ for (const dispatcher of ['table', 'redis'] as const) {
         ...(dispatcher === 'redis' ? { redisUrl: redisUrl! } : {}),
         webhookSecret: SECRET,
         outboundAllow: '127.0.0.1',
+        auth: { bootstrapAdminKey: TEST_ADMIN_KEY },
         sinks: [{ kind: 'webhook', name: 'hooks', url: `${base}/events`, secret: SECRET, timeoutMs: 5000 }],
         engine: {
           decidePollMs: 50,
@@ -112,7 +113,7 @@ for (const dispatcher of ['table', 'redis'] as const) {
           relayMaxAttempts: 2,
         },
       });
-      client = new WeftClient({ url: server.url, namespace });
+      client = new WeftClient({ url: server.url, namespace, apiKey: TEST_ADMIN_KEY });
       for (const [name, source] of [
         ['order', ORDER],
         ['label', LABEL],
@@ -125,6 +126,7 @@ for (const dispatcher of ['table', 'redis'] as const) {
         const worker = new Worker({
           url: server.url,
           namespace,
+          apiKey: TEST_ADMIN_KEY,
           concurrency: 8,
           pollWaitMs: 1000,
           ...(redisUrl ? { redisUrl } : {}),
@@ -259,7 +261,13 @@ for (const dispatcher of ['table', 'redis'] as const) {
       expect(dead.items[0]).toMatchObject({ run_id: run.id, kind: 'publish', attempts: 2 });
       expect(dead.items[0]!.last_error).toMatch(/no destination "sink:nowhere" is registered/);
       const cli = promisify(execFile);
-      const env = { ...process.env, WEFT_URL: server.url, WEFT_NAMESPACE: namespace, NO_COLOR: '1' };
+      const env = {
+        ...process.env,
+        WEFT_URL: server.url,
+        WEFT_NAMESPACE: namespace,
+        NO_COLOR: '1',
+        WEFT_API_KEY: TEST_ADMIN_KEY,
+      };
       const listed = await cli(process.execPath, [CLI, 'dead-letters', 'list'], { env });
       expect(listed.stdout).toContain('sink:nowhere');
       const replayed = await cli(process.execPath, [CLI, 'dead-letters', 'replay', dead.items[0]!.id], {

@@ -41,7 +41,8 @@ beforeAll(async () => {
   });
   await server.start();
   await worker.start();
-  app = buildApp({ engine: server, historyPollMs: 20 });
+  // Streams, in process: who may call is authorization.test.ts's subject.
+  app = buildApp({ engine: server, historyPollMs: 20, auth: { mode: 'off' } });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
   await server.definitions.deploy('default', CHAIN);
 });

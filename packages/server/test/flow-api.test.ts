@@ -1,3 +1,4 @@
+import { TEST_AUTH_HEADERS } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -144,7 +145,7 @@ describe('flow control over HTTP', () => {
   it('shows the sweeper and runs a round on demand', async () => {
     expect((await t.call('GET', '/v1/sweeper')).body).toMatchObject({ repaired: 0, idle_ms: 300_000 });
     expect((await t.call('POST', '/v1/sweeper/run', { idle_ms: 60_000 })).body).toEqual({ repaired: [] });
-    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    const metrics = await (await fetch(`${t.url}/metrics`, { headers: TEST_AUTH_HEADERS })).text();
     expect(Number(/^weft_sweeper_rounds_total (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
     expect(metrics).toMatch(/^weft_sweeper_runs_repaired_total 0$/m);
   });

@@ -2,10 +2,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EngineConfig, FolderBlobStore } from '@weft/engine';
-import { type RunningServer, serve, type TlsFileSettings } from '@weft/server';
-import { createTestDatabase, type TestDatabase } from '@weft/testing';
+import { type RunningServer, type ServeAuth, serve, type TlsFileSettings } from '@weft/server';
+import { createTestDatabase, TEST_ADMIN_KEY, type TestDatabase } from '@weft/testing';
 
-/** A real Weft server on a fresh test database, listening on a free port. */
+/**
+ * A real Weft server on a fresh test database, listening on a free port, with authentication on: `call`
+ * sends the test admin key unless the headers give another `authorization` (or `authorization: ''` for
+ * none).
+ */
 export interface TestServer {
   readonly db: TestDatabase;
   readonly server: RunningServer;
@@ -27,6 +31,7 @@ export async function startTestServer(
     outboundAllow?: string;
     secretsKey?: string;
     tls?: TlsFileSettings;
+    auth?: ServeAuth;
   } = {},
 ): Promise<TestServer> {
   const db = await createTestDatabase();
@@ -38,9 +43,12 @@ export async function startTestServer(
     engine: { decidePollMs: 50, timerPollMs: 50, leasePollMs: 100, ...engine },
     blobs: new FolderBlobStore(mkdtempSync(join(tmpdir(), 'weft-blobs-'))),
     ...options,
+    auth: { bootstrapAdminKey: TEST_ADMIN_KEY, ...options.auth },
   });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const init: RequestInit = { method, headers: { ...headers } };
+    const sent: Record<string, string> = { authorization: `Bearer ${TEST_ADMIN_KEY}`, ...headers };
+    if (sent.authorization === '') delete sent.authorization;
+    const init: RequestInit = { method, headers: sent };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] ??=

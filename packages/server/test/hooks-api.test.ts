@@ -26,7 +26,8 @@ beforeAll(async () => {
     },
   });
   await engine.start();
-  app = buildApp({ engine });
+  // Route behaviour, in process: who may call is authorization.test.ts's subject.
+  app = buildApp({ engine, auth: { mode: 'off' } });
   await engine.definitions.deploy(
     'default',
     'name: api-hooked\nnodes:\n  - { id: a, task_type: api.hooked }\n',

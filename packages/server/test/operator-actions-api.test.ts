@@ -27,7 +27,8 @@ beforeAll(async () => {
     config: { decidePollMs: 20, crossProcessWakeups: false },
   });
   await engine.start();
-  app = buildApp({ engine });
+  // Route behaviour, in process: who may call is authorization.test.ts's subject.
+  app = buildApp({ engine, auth: { mode: 'off' } });
   await engine.definitions.deploy('default', DEF);
 });
 afterAll(async () => {

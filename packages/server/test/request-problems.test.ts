@@ -14,7 +14,8 @@ let app: FastifyInstance;
 beforeAll(async () => {
   db = await createTestDatabase();
   engine = new Engine({ store: new PgStore(db.pool(2)), config: { crossProcessWakeups: false } });
-  app = buildApp({ engine });
+  // Route behaviour, in process: who may call is authorization.test.ts's subject.
+  app = buildApp({ engine, auth: { mode: 'off' } });
 });
 afterAll(async () => {
   await app?.close();

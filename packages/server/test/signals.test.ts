@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { WeftApiError, WeftClient } from '@weft/client';
 import { type RunningServer, serve } from '@weft/server';
-import { createTestDatabase, type TestDatabase } from '@weft/testing';
+import { createTestDatabase, TEST_ADMIN_KEY, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // Signals over HTTP (POST /v1/runs/{id}/signals), through the typed client and the `weft signal` command.
@@ -18,8 +18,15 @@ let client: WeftClient;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  server = await serve({ databaseUrl: db.url, port: 0, logLevel: 'silent', poolSize: 4, migrate: false });
-  client = new WeftClient({ url: server.url });
+  server = await serve({
+    databaseUrl: db.url,
+    port: 0,
+    logLevel: 'silent',
+    poolSize: 4,
+    migrate: false,
+    auth: { bootstrapAdminKey: TEST_ADMIN_KEY },
+  });
+  client = new WeftClient({ url: server.url, apiKey: TEST_ADMIN_KEY });
   await client.deploy(approval);
 });
 afterAll(async () => {
@@ -55,7 +62,7 @@ describe('signals over HTTP', () => {
     const r = await client.startRun('expense-approval', { expense_id: 'h2', amount: 5 });
     const raw = await fetch(`${server.url}/v1/runs/${r.id}/signals`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_ADMIN_KEY}` },
       body: JSON.stringify({ data: {} }),
     });
     expect(raw.status).toBe(400);
@@ -93,6 +100,8 @@ describe('signals over HTTP', () => {
       '{"approved": true, "by": "cli"}',
       '--url',
       server.url,
+      '--api-key',
+      TEST_ADMIN_KEY,
     ]);
     expect(stdout).toMatch(/^signal decision \([0-9a-f-]{36}\) delivered to node decision\n$/);
     const after = await client.getRun(r.id);

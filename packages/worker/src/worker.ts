@@ -41,6 +41,10 @@ export interface WorkerOptions {
   /** TLS files for an `https` URL; by default from WEFT_CA_FILE, WEFT_CLIENT_CERT and WEFT_CLIENT_KEY. */
   readonly tls?: TlsFiles;
   readonly namespace?: string;
+  /** The API key (a worker key), sent as `Authorization: Bearer <key>`; by default `WEFT_API_KEY`. */
+  readonly apiKey?: string;
+  /** Headers sent with every request (a proxy's own credentials, say). */
+  readonly headers?: Readonly<Record<string, string>>;
   /** The worker's name in leases and history; host-pid-random by default. */
   readonly name?: string;
   /** Handlers by task type. */
@@ -130,6 +134,8 @@ export class Worker {
     this.client = new WeftClient({
       url: options.url,
       ...(options.namespace ? { namespace: options.namespace } : {}),
+      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      ...(options.headers ? { headers: options.headers } : {}),
       connections: 8,
       ...(options.tls ? { tls: options.tls } : {}),
     });

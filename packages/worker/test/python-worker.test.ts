@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/helpers.js';
 
@@ -113,7 +114,7 @@ describe.skipIf(!python)('Python worker SDK', () => {
   ];
   for (const [module, what] of modules) {
     it(`${what} (${module})`, { timeout: 240_000 }, async () => {
-      const summary = await unittest(module, { WEFT_TEST_URL: t.url });
+      const summary = await unittest(module, { WEFT_TEST_URL: t.url, WEFT_TEST_API_KEY: TEST_ADMIN_KEY });
       for (const [id, why] of summary.skipped) console.warn(`python: ${id} skipped: ${why}`);
       expect(summary.failed).toEqual([]);
       expect(summary.ran).toBeGreaterThan(summary.skipped.length);
@@ -137,7 +138,13 @@ describe.skipIf(!python)('Python worker SDK', () => {
     }
     const child = spawn(python!, ['examples/order_worker.py'], {
       cwd: SDK,
-      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONPATH: SDK, WEFT_URL: t.url },
+      env: {
+        ...process.env,
+        PYTHONDONTWRITEBYTECODE: '1',
+        PYTHONPATH: SDK,
+        WEFT_URL: t.url,
+        WEFT_API_KEY: TEST_ADMIN_KEY,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let log = '';

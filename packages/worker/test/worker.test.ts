@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { TerminalError, Worker } from '@weft/worker';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/helpers.js';
@@ -36,6 +37,7 @@ describe('worker SDK', () => {
     let running = 0;
     let peak = 0;
     const worker = new Worker({
+      apiKey: TEST_ADMIN_KEY,
       url: t.url,
       concurrency: 3,
       handlers: {
@@ -75,6 +77,7 @@ describe('worker SDK', () => {
     );
     let calls = 0;
     const worker = new Worker({
+      apiKey: TEST_ADMIN_KEY,
       url: t.url,
       handlers: {
         'sdk.flaky': async (_input, ctx) => {
@@ -120,6 +123,7 @@ describe('worker SDK', () => {
     // of the lease it started with: without heartbeats the attempt would have been timed out.
     let outlived = false;
     const worker = new Worker({
+      apiKey: TEST_ADMIN_KEY,
       url: t.url,
       handlers: {
         'sdk.slow': async (_input, ctx) => {
@@ -151,6 +155,7 @@ describe('worker SDK', () => {
     let started!: () => void;
     const began = new Promise<void>((r) => (started = r));
     const worker = new Worker({
+      apiKey: TEST_ADMIN_KEY,
       url: t.url,
       handlers: {
         'sdk.cancelled': (_input, ctx) =>
@@ -195,6 +200,7 @@ describe('worker SDK', () => {
     // One timer for all: every handler returns in the same turn, so all 1,050 reports wait to be sent.
     const finished = allRunning.then(() => new Promise((r) => setTimeout(r, 600)));
     const worker = new Worker({
+      apiKey: TEST_ADMIN_KEY,
       url: t.url,
       concurrency: 1100,
       pollWaitMs: 200,
@@ -237,6 +243,7 @@ describe('worker SDK', () => {
     let started!: () => void;
     const began = new Promise<void>((r) => (started = r));
     const worker = new Worker({
+      apiKey: TEST_ADMIN_KEY,
       url: t.url,
       handlers: {
         'sdk.drain': async () => {
@@ -268,7 +275,7 @@ describe('worker SDK', () => {
       process.execPath,
       [fileURLToPath(new URL('./fixtures/hanging-worker.mjs', import.meta.url))],
       {
-        env: { ...process.env, WEFT_URL: t.url },
+        env: { ...process.env, WEFT_URL: t.url, WEFT_API_KEY: TEST_ADMIN_KEY },
         stdio: ['ignore', 'pipe', 'inherit'],
       },
     );
@@ -280,6 +287,7 @@ describe('worker SDK', () => {
     });
     child.kill('SIGKILL');
     const survivor = new Worker({
+      apiKey: TEST_ADMIN_KEY,
       url: t.url,
       name: 'survivor',
       handlers: { 'sdk.fragile': (_i, ctx) => `done on attempt ${ctx.attempt}` },
@@ -371,6 +379,7 @@ describe('worker SDK against a scripted server', () => {
     });
     const problems: string[] = [];
     const worker = new Worker({
+      apiKey: TEST_ADMIN_KEY,
       url,
       pollWaitMs: 100,
       onProblem: (message) => problems.push(message),
@@ -432,6 +441,7 @@ describe('worker SDK against a scripted server', () => {
     let ran: () => void = () => {};
     const handled = new Promise<void>((r) => (ran = r));
     const worker = new Worker({
+      apiKey: TEST_ADMIN_KEY,
       url,
       pollWaitMs: 100,
       onProblem: (message) => problems.push(message),

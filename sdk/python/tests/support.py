@@ -15,6 +15,8 @@ from typing import Any, Callable, Dict, Iterator, Optional
 from weft_worker import Worker
 
 SERVER = os.environ.get("WEFT_TEST_URL", "").rstrip("/")
+# The API key of that server (an admin key), given by the suite.
+KEY = os.environ.get("WEFT_TEST_API_KEY", "")
 needs_server = unittest.skipUnless(
     SERVER,
     "needs a Weft server: set WEFT_TEST_URL (packages/worker/test/python-worker.test.ts does)",
@@ -53,6 +55,8 @@ class Api:
 
     def call(self, method: str, path: str, body: Any = None, yaml: Optional[str] = None) -> Any:
         headers = {"x-weft-namespace": self.namespace}
+        if KEY:
+            headers["authorization"] = f"Bearer {KEY}"
         data = None
         if yaml is not None:
             data, headers["content-type"] = yaml.encode(), "application/yaml"

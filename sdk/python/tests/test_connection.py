@@ -10,7 +10,7 @@ import uuid
 from weft_worker import WeftApiError, WeftConnectionError, WeftError, Worker
 
 from .proxy import Exchange, Proxy
-from .support import SERVER, Api, needs_server, running, unique, wait_until
+from .support import KEY, SERVER, Api, needs_server, running, unique, wait_until
 
 
 def closed_port() -> int:
@@ -138,7 +138,7 @@ class HeadersTest(unittest.TestCase):
         run_id = api.start(name)
         with Proxy(SERVER) as proxy:
             worker = Worker(
-                {kind: noop}, url=proxy.url, namespace=namespace, api_key="k-123", headers={"X-Trace": "abc"}
+                {kind: noop}, url=proxy.url, namespace=namespace, api_key=KEY, headers={"X-Trace": "abc"}
             )
             with running(worker):
                 api.wait_run(run_id)
@@ -146,7 +146,7 @@ class HeadersTest(unittest.TestCase):
         paths = {x.path for x in sent}
         self.assertTrue({"/v1/tasks/dispatch", "/v1/tasks/poll", "/v1/tasks/report"} <= paths, paths)
         for x in sent:
-            self.assertEqual(x.headers.get("authorization"), "Bearer k-123", x.path)
+            self.assertEqual(x.headers.get("authorization"), f"Bearer {KEY}", x.path)
             self.assertEqual(x.headers.get("x-weft-namespace"), namespace, x.path)
             self.assertEqual(x.headers.get("x-trace"), "abc", x.path)
             self.assertTrue(x.headers.get("user-agent", "").startswith("weft-worker-python/"))

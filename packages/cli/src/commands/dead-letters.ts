@@ -1,10 +1,10 @@
 import { WeftClient } from '@weft/client';
 import { CliError } from '../errors.js';
 import { brief, color, table } from '../output.js';
-import type { RemoteOptions } from './remote.js';
+import { clientOptions, type RemoteOptions } from './remote.js';
 
 async function withClient<T>(o: RemoteOptions, fn: (c: WeftClient) => Promise<T>): Promise<T> {
-  const c = new WeftClient({ url: o.url, namespace: o.namespace, connections: 2 });
+  const c = new WeftClient(clientOptions(o, 2));
   try {
     return await fn(c);
   } finally {

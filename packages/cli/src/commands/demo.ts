@@ -40,7 +40,8 @@ export async function demoCommand(o: DemoOptions): Promise<void> {
     } else {
       say(`using PostgreSQL at ${new URL(databaseUrl).host}`);
     }
-    server = await serve({ databaseUrl, port: 0, logLevel: 'warn' });
+    // On this machine only: no key needed, so the demo needs no set-up.
+    server = await serve({ databaseUrl, port: 0, logLevel: 'warn', auth: { mode: 'off' } });
     say(`Weft server at ${server.url}`);
     say(`web console: ${color.bold(`${server.url}/`)} (open it to watch the runs)`);
 

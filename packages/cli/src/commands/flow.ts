@@ -3,12 +3,12 @@ import { parseDuration } from '@weft/core';
 import { type Command, InvalidArgumentError } from 'commander';
 import { CliError } from '../errors.js';
 import { brief, color, status, table } from '../output.js';
-import type { RemoteOptions } from './remote.js';
+import { clientOptions, type RemoteOptions } from './remote.js';
 
 const KINDS = ['concurrency', 'semaphore', 'rate', 'quota'] as const;
 
 async function withClient<T>(o: RemoteOptions, fn: (c: WeftClient) => Promise<T>): Promise<T> {
-  const c = new WeftClient({ url: o.url, namespace: o.namespace, connections: 2 });
+  const c = new WeftClient(clientOptions(o, 2));
   try {
     return await fn(c);
   } finally {

@@ -1,4 +1,4 @@
-import { type Json, type RunStatus, WeftClient } from '@weft/client';
+import { type ClientOptions, type Json, type RunStatus, WeftClient } from '@weft/client';
 import { CliError } from '../errors.js';
 import { brief, color, elapsed, status, table } from '../output.js';
 import { readSource } from './local.js';
@@ -7,11 +7,32 @@ import { readSource } from './local.js';
 export interface RemoteOptions {
   readonly url: string;
   readonly namespace: string;
+  /** The API key; WEFT_API_KEY when not given. */
+  readonly apiKey?: string;
+  /** Extra headers, as `name: value`. */
+  readonly header?: readonly string[];
+}
+
+/** The client settings for a command: where, which namespace, which key, which extra headers. */
+export function clientOptions(o: RemoteOptions, connections: number): ClientOptions {
+  const headers: Record<string, string> = {};
+  for (const h of o.header ?? []) {
+    const at = h.indexOf(':');
+    if (at < 1) throw new CliError(`--header ${JSON.stringify(h)} must be "name: value"`);
+    headers[h.slice(0, at).trim()] = h.slice(at + 1).trim();
+  }
+  return {
+    url: o.url,
+    namespace: o.namespace,
+    connections,
+    ...(o.apiKey ? { apiKey: o.apiKey } : {}),
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+  };
 }
 
 /** A client for the server the options name. */
 export function client(o: RemoteOptions): WeftClient {
-  return new WeftClient({ url: o.url, namespace: o.namespace, connections: 2 });
+  return new WeftClient(clientOptions(o, 2));
 }
 
 /** Runs `fn` with a client, closing it afterwards. */

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { startEmbedded } from '@weft/postgres';
-import { serve } from '@weft/server';
+import { generateKey, isLoopback, type ServeAuth, serve } from '@weft/server';
 import { blobStore } from '../blob-config.js';
 import { CliError } from '../errors.js';
 import { color } from '../output.js';
@@ -16,6 +16,7 @@ export async function serverCommand(
     logLevel: string;
     lease: number;
     heartbeat: number;
+    insecureNoAuth?: boolean;
   } & ServerFlags,
 ): Promise<void> {
   if (!o.databaseUrl)
@@ -33,6 +34,7 @@ export async function serverCommand(
     blobs: blobStore(o.blobDir, '.weft/blobs'),
     ...serverSettings(o),
     guardProcess: true,
+    auth: serverAuth(o.host, o.insecureNoAuth === true),
   };
   const server = await serve(options).catch((e) => {
     throw startupError(e, o);
@@ -60,6 +62,8 @@ export async function devCommand(
   checkLogLevel(o.logLevel);
   const settings = serverSettings(o);
   const flow = flowConfig(o);
+  // On this machine only, no key is needed; reachable from elsewhere, a fresh admin key is made and shown.
+  const devKey = isLoopback(o.host) ? null : generateKey().key;
   const dataDir = resolve(o.data);
   const blobs = blobStore(o.blobDir, `${dataDir}/blobs`);
   console.error(color.dim(`starting PostgreSQL (data in ${dataDir}) ...`));
@@ -77,6 +81,7 @@ export async function devCommand(
       blobs,
       ...settings,
       guardProcess: true,
+      auth: devKey ? { bootstrapAdminKey: devKey } : { mode: 'off' },
     });
   } catch (e) {
     await db.stop();
@@ -86,9 +91,38 @@ export async function devCommand(
   console.error(`Weft is serving at ${color.bold(server.url)}`);
   console.error(`Web console: ${color.bold(`${server.url}/`)}`);
   console.error(`PostgreSQL: ${db.url} (data kept in ${db.pgdata})`);
+  if (devKey) console.error(`Admin API key (shown once; the console asks for it): ${color.bold(devKey)}`);
+  else console.error(color.dim('no API key needed: this server answers only on this machine'));
   console.error(color.dim('press Ctrl-C to stop'));
   const signal = await stop;
   await shutDown(signal, server, db);
+}
+
+/**
+ * How `weft server` authenticates: API keys, unless `--insecure-no-auth` or WEFT_AUTH=off says otherwise
+ * (then only on loopback, which serve() checks). WEFT_BOOTSTRAP_ADMIN_KEY makes the first admin key and
+ * WEFT_METRICS_TOKEN lets a scraper read /metrics.
+ */
+export function serverAuth(
+  host: string,
+  insecureNoAuth: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): ServeAuth {
+  const setting = env.WEFT_AUTH ?? 'keys';
+  if (setting !== 'keys' && setting !== 'off')
+    throw new CliError(`WEFT_AUTH must be keys or off, not ${JSON.stringify(setting)}`);
+  const off = insecureNoAuth || setting === 'off';
+  if (off && !isLoopback(host))
+    throw new CliError(
+      `authentication is off, so the server may listen only on loopback (127.0.0.1), not ${host}: drop --insecure-no-auth / WEFT_AUTH=off, or --host`,
+    );
+  if (off)
+    console.error(color.yellow('warning: authentication is off: anyone on this machine can do anything'));
+  return {
+    mode: off ? 'off' : 'keys',
+    ...(env.WEFT_METRICS_TOKEN ? { metricsToken: env.WEFT_METRICS_TOKEN } : {}),
+    ...(env.WEFT_BOOTSTRAP_ADMIN_KEY ? { bootstrapAdminKey: env.WEFT_BOOTSTRAP_ADMIN_KEY } : {}),
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { type HistoryEvent, type RunWithTasks, type Task, WeftClient } from '@weft/client';
 import { brief, color, elapsed, status, table } from '../output.js';
-import { type RemoteOptions, withClient } from './remote.js';
+import { clientOptions, type RemoteOptions, withClient } from './remote.js';
 
 const FINISHED = ['completed', 'failed', 'cancelled', 'terminated'];
 
@@ -59,7 +59,7 @@ function nodeTable(run: RunWithTasks, order: readonly string[]): string {
  * every event has been shown (unless --follow), or on Ctrl-C.
  */
 export async function watchCommand(id: string, o: { follow: boolean }, remote: RemoteOptions): Promise<void> {
-  const c = new WeftClient({ url: remote.url, namespace: remote.namespace, connections: 3 });
+  const c = new WeftClient(clientOptions(remote, 3));
   const tty = Boolean(process.stdout.isTTY);
   const abort = new AbortController();
   const stop = () => abort.abort();

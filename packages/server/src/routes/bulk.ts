@@ -61,7 +61,7 @@ const schema = {
  * shows progress and no request runs for long.
  */
 export function bulkRoutes(app: FastifyInstance, engine: Engine): void {
-  app.post<{ Body: BulkBody }>('/v1/runs/bulk', { schema }, async (request) => {
+  app.post<{ Body: BulkBody }>('/v1/runs/bulk', { schema, config: { auth: 'operate' } }, async (request) => {
     const b = request.body;
     const f = b.filter ?? {};
     if (f.version !== undefined && f.definition === undefined)

@@ -25,6 +25,7 @@ export function deadLetterRoutes(app: FastifyInstance, engine: Engine): void {
     '/v1/dead-letters',
     // Described for the OpenAPI document, sized to the columns; the handler says what else is wrong.
     {
+      config: { auth: 'read' },
       schema: {
         querystring: {
           type: 'object',
@@ -59,7 +60,7 @@ export function deadLetterRoutes(app: FastifyInstance, engine: Engine): void {
 
   app.post<{ Body: { ids?: string[]; destination?: string } | null }>(
     '/v1/dead-letters/replay',
-    { schema: replaySchema },
+    { schema: replaySchema, config: { auth: 'operate' } },
     async (request) => {
       const ids = request.body?.ids;
       const destination = request.body?.destination;
@@ -68,7 +69,7 @@ export function deadLetterRoutes(app: FastifyInstance, engine: Engine): void {
     },
   );
 
-  app.post<{ Params: { id: string } }>('/v1/dead-letters/:id/replay', async (request) => {
+  app.post<{ Params: { id: string } }>('/v1/dead-letters/:id/replay', { config: { auth: 'operate' } }, async (request) => {
     if (!new RegExp(ROW_ID_PATTERN).test(request.params.id))
       throw new WeftError('dead_letter_not_found', `there is no dead letter ${request.params.id}`, 404);
     const replayed = await replay(engine, namespaceOf(request), [request.params.id], undefined);

@@ -5,7 +5,7 @@ import { namespaceOf } from '../namespace.js';
 
 /** Deploying and reading definitions. */
 export function definitionRoutes(app: FastifyInstance, engine: Engine): void {
-  app.post('/v1/definitions', async (request, reply) => {
+  app.post('/v1/definitions', { config: { auth: 'operate' } }, async (request, reply) => {
     const body = request.body;
     const source = typeof body === 'string' ? body : (body as { source?: unknown } | null)?.source;
     if (typeof source !== 'string' || source.trim() === '') {
@@ -25,7 +25,7 @@ export function definitionRoutes(app: FastifyInstance, engine: Engine): void {
     });
   });
 
-  app.get('/v1/definitions', async (request) => {
+  app.get('/v1/definitions', { config: { auth: 'read' } }, async (request) => {
     const list = await engine.context.store.listDefinitions(namespaceOf(request));
     return {
       items: list.map((d) => ({
@@ -37,27 +37,36 @@ export function definitionRoutes(app: FastifyInstance, engine: Engine): void {
     };
   });
 
-  app.get<{ Params: { name: string } }>('/v1/definitions/:name', async (request) => {
-    const versions = await engine.context.store.listDefinitionVersions(
-      namespaceOf(request),
-      request.params.name,
-    );
-    if (versions.length === 0) {
-      throw new WeftError('definition_not_found', `definition "${request.params.name}" is not deployed`, 404);
-    }
-    return {
-      name: request.params.name,
-      versions: versions.map((v) => ({
-        version: v.version,
-        hash: v.hash,
-        created_at: v.createdAt.toISOString(),
-      })),
-    };
-  });
+  app.get<{ Params: { name: string } }>(
+    '/v1/definitions/:name',
+    { config: { auth: 'read' } },
+    async (request) => {
+      const versions = await engine.context.store.listDefinitionVersions(
+        namespaceOf(request),
+        request.params.name,
+      );
+      if (versions.length === 0) {
+        throw new WeftError(
+          'definition_not_found',
+          `definition "${request.params.name}" is not deployed`,
+          404,
+        );
+      }
+      return {
+        name: request.params.name,
+        versions: versions.map((v) => ({
+          version: v.version,
+          hash: v.hash,
+          created_at: v.createdAt.toISOString(),
+        })),
+      };
+    },
+  );
 
   app.get<{ Params: { name: string; version: string } }>(
     '/v1/definitions/:name/versions/:version',
     {
+      config: { auth: 'read' },
       schema: {
         params: {
           type: 'object',

@@ -31,6 +31,7 @@ export function eventRoutes(app: FastifyInstance, engine: Engine, pollMs = 500):
     '/v1/runs/:id/events',
     // Described for the OpenAPI document; the handler checks the value and says what is wrong.
     {
+      config: { auth: 'read' },
       schema: {
         querystring: {
           type: 'object',

@@ -45,7 +45,7 @@ const inboxQuery = {
 export function inboxRoutes(app: FastifyInstance, engine: Engine): void {
   app.get<{
     Querystring: { state?: string; assignee?: string; claimed_by?: string; run_id?: string; limit?: string };
-  }>('/v1/inbox', { schema: { querystring: inboxQuery } }, async (request) => {
+  }>('/v1/inbox', { config: { auth: 'read' }, schema: { querystring: inboxQuery } }, async (request) => {
     const q = request.query;
     if (q.state !== undefined && !STATES.includes(q.state))
       throw new WeftError('bad_request', `state must be one of ${STATES.join(', ')}`, 400);
@@ -65,7 +65,7 @@ export function inboxRoutes(app: FastifyInstance, engine: Engine): void {
     return { items: items.map(humanTaskJson) };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/inbox/:id', async (request) => {
+  app.get<{ Params: { id: string } }>('/v1/inbox/:id', { config: { auth: 'read' } }, async (request) => {
     checkId(request.params.id);
     return humanTaskJson(await engine.inbox.get(namespaceOf(request), request.params.id));
   });
@@ -73,7 +73,7 @@ export function inboxRoutes(app: FastifyInstance, engine: Engine): void {
   for (const verb of ['claim', 'release'] as const) {
     app.post<{ Params: { id: string }; Body: { user: string } }>(
       `/v1/inbox/:id/${verb}`,
-      { schema: userBody },
+      { schema: userBody, config: { auth: 'operate' } },
       async (request) => {
         checkId(request.params.id);
         const ns = namespaceOf(request);
@@ -88,7 +88,7 @@ export function inboxRoutes(app: FastifyInstance, engine: Engine): void {
 
   app.post<{ Params: { id: string }; Body: { user: string; data?: Json } }>(
     '/v1/inbox/:id/complete',
-    { schema: completeBody },
+    { schema: completeBody, config: { auth: 'operate' } },
     async (request) => {
       checkId(request.params.id);
       const task = await engine.inbox.complete(

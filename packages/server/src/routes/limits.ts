@@ -25,7 +25,7 @@ function kindOf(value: string): LimitKind {
 
 /** Limits of the request's namespace: list with use, set, lift. A quota has no name: `/v1/limits/quota`. */
 export function limitRoutes(app: FastifyInstance, engine: Engine): void {
-  app.get('/v1/limits', async (request) => ({
+  app.get('/v1/limits', { config: { auth: 'read' } }, async (request) => ({
     items: (await engine.limits.list(namespaceOf(request))).map(limitJson),
   }));
 
@@ -48,12 +48,14 @@ export function limitRoutes(app: FastifyInstance, engine: Engine): void {
   };
   app.put<{ Params: { kind: string; name: string }; Body: { max: number; per?: string } }>(
     '/v1/limits/:kind/:name',
-    { schema: limitBody },
+    { schema: limitBody, config: { auth: 'admin' } },
     async (request) =>
       set(kindOf(request.params.kind), request.params.name, request.body, namespaceOf(request)),
   );
-  app.put<{ Body: { max: number } }>('/v1/limits/quota', { schema: limitBody }, async (request) =>
-    set('quota', '', request.body, namespaceOf(request)),
+  app.put<{ Body: { max: number } }>(
+    '/v1/limits/quota',
+    { schema: limitBody, config: { auth: 'admin' } },
+    async (request) => set('quota', '', request.body, namespaceOf(request)),
   );
 
   const remove = async (kind: LimitKind, name: string, namespace: string) => {
@@ -65,8 +67,12 @@ export function limitRoutes(app: FastifyInstance, engine: Engine): void {
       );
     return { deleted: true };
   };
-  app.delete<{ Params: { kind: string; name: string } }>('/v1/limits/:kind/:name', async (request) =>
-    remove(kindOf(request.params.kind), request.params.name, namespaceOf(request)),
+  app.delete<{ Params: { kind: string; name: string } }>(
+    '/v1/limits/:kind/:name',
+    { config: { auth: 'admin' } },
+    async (request) => remove(kindOf(request.params.kind), request.params.name, namespaceOf(request)),
   );
-  app.delete('/v1/limits/quota', async (request) => remove('quota', '', namespaceOf(request)));
+  app.delete('/v1/limits/quota', { config: { auth: 'admin' } }, async (request) =>
+    remove('quota', '', namespaceOf(request)),
+  );
 }

@@ -42,7 +42,7 @@ export function operatorActionRoutes(app: FastifyInstance, engine: Engine): void
   for (const verb of ['pause', 'resume', 'retry'] as const) {
     app.post<{ Params: { id: string }; Body: Asked | null }>(
       `/v1/runs/:id/${verb}`,
-      { schema: body({}) },
+      { schema: body({}), config: { auth: 'operate' } },
       async (request) => {
         const id = runId(request.params.id);
         return runJson(await actions[verb](id, askerOf(request.body)));
@@ -52,13 +52,19 @@ export function operatorActionRoutes(app: FastifyInstance, engine: Engine): void
 
   app.post<{ Params: { id: string }; Body: Asked & { reason: string } }>(
     '/v1/runs/:id/terminate',
-    { schema: body({ reason: { type: 'string', minLength: 1, maxLength: 2000 } }, ['reason']) },
+    {
+      schema: body({ reason: { type: 'string', minLength: 1, maxLength: 2000 } }, ['reason']),
+      config: { auth: 'operate' },
+    },
     async (request) => runJson(await actions.terminate(runId(request.params.id), askerOf(request.body))),
   );
 
   app.post<{ Params: { id: string }; Body: Asked & { node: string; iteration?: string } }>(
     '/v1/runs/:id/rerun',
-    { schema: body({ node: { type: 'string', minLength: 1, maxLength: 64 }, iteration }, ['node']) },
+    {
+      schema: body({ node: { type: 'string', minLength: 1, maxLength: 64 }, iteration }, ['node']),
+      config: { auth: 'operate' },
+    },
     async (request) => {
       const { node, iteration: it } = request.body;
       const run = await actions.rerun(runId(request.params.id), node, {
@@ -72,19 +78,23 @@ export function operatorActionRoutes(app: FastifyInstance, engine: Engine): void
   app.post<{
     Params: { id: string; node: string };
     Body: (Asked & { iteration?: string; output?: Json }) | null;
-  }>('/v1/runs/:id/nodes/:node/skip', { schema: body({ iteration, output: {} }) }, async (request) => {
-    const b = request.body;
-    const run = await actions.skipTask(runId(request.params.id), request.params.node, {
-      ...askerOf(b),
-      ...(b?.iteration !== undefined ? { iteration: b.iteration } : {}),
-      ...(b?.output !== undefined ? { output: b.output } : {}),
-    });
-    return runJson(run);
-  });
+  }>(
+    '/v1/runs/:id/nodes/:node/skip',
+    { schema: body({ iteration, output: {} }), config: { auth: 'operate' } },
+    async (request) => {
+      const b = request.body;
+      const run = await actions.skipTask(runId(request.params.id), request.params.node, {
+        ...askerOf(b),
+        ...(b?.iteration !== undefined ? { iteration: b.iteration } : {}),
+        ...(b?.output !== undefined ? { output: b.output } : {}),
+      });
+      return runJson(run);
+    },
+  );
 
   app.post<{ Params: { id: string; node: string }; Body: Asked & { iteration?: string; output: Json } }>(
     '/v1/runs/:id/nodes/:node/complete',
-    { schema: body({ iteration, output: {} }, ['output']) },
+    { schema: body({ iteration, output: {} }, ['output']), config: { auth: 'operate' } },
     async (request) => {
       const b = request.body;
       const run = await actions.completeTask(runId(request.params.id), request.params.node, {
@@ -118,6 +128,7 @@ export function operatorActionRoutes(app: FastifyInstance, engine: Engine): void
         },
         ['error'],
       ),
+      config: { auth: 'operate' },
     },
     async (request) => {
       const b = request.body;

@@ -20,11 +20,16 @@ const workersQuery = {
  * types they ask for, the outbox backlog per destination, and a definition checked without deploying it.
  */
 export function operatorReadRoutes(app: FastifyInstance, engine: Engine, sightings: WorkerSightings): void {
-  app.get('/v1/namespaces', async () => ({ items: await engine.context.store.listNamespaces() }));
+  // A key limited to some namespaces sees only those.
+  app.get('/v1/namespaces', { config: { auth: 'read' } }, async (request) => {
+    const mine = request.principal?.namespaces ?? null;
+    const all = await engine.context.store.listNamespaces();
+    return { items: mine === null ? all : all.filter((n) => mine.includes(n)) };
+  });
 
   app.get<{ Querystring: { within_ms?: string } }>(
     '/v1/workers',
-    { schema: workersQuery },
+    { schema: workersQuery, config: { auth: 'read' } },
     async (request) => {
       const within =
         request.query.within_ms === undefined ? DEFAULT_WITHIN_MS : Number(request.query.within_ms);
@@ -47,7 +52,7 @@ export function operatorReadRoutes(app: FastifyInstance, engine: Engine, sightin
     },
   );
 
-  app.get('/v1/outbox', async (request) => ({
+  app.get('/v1/outbox', { config: { auth: 'read' } }, async (request) => ({
     items: (await engine.context.store.outboxBacklog(namespaceOf(request))).map((b) => ({
       destination: b.destination,
       pending: b.pending,
@@ -59,7 +64,7 @@ export function operatorReadRoutes(app: FastifyInstance, engine: Engine, sightin
     })),
   }));
 
-  app.post('/v1/definitions/validate', async (request) => {
+  app.post('/v1/definitions/validate', { config: { auth: 'read' } }, async (request) => {
     const body = request.body;
     const source = typeof body === 'string' ? body : (body as { source?: unknown } | null)?.source;
     if (typeof source !== 'string' || source.trim() === '')

@@ -81,6 +81,7 @@ export function runListRoutes(app: FastifyInstance, engine: Engine): void {
   app.get<{ Querystring: FilterQuery & { cursor?: string; limit?: string } }>(
     '/v1/runs',
     {
+      config: { auth: 'read' },
       schema: {
         querystring: {
           type: 'object',
@@ -119,7 +120,10 @@ export function runListRoutes(app: FastifyInstance, engine: Engine): void {
 
   app.get<{ Querystring: FilterQuery }>(
     '/v1/runs/count',
-    { schema: { querystring: { type: 'object', additionalProperties: false, properties: filterFields } } },
+    {
+      config: { auth: 'read' },
+      schema: { querystring: { type: 'object', additionalProperties: false, properties: filterFields } },
+    },
     async (request) => {
       const filter = runFilterOf(namespaceOf(request), request.query);
       const count = await engine.context.store.countMatchingRuns(filter, COUNT_CAP);

@@ -60,7 +60,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
       idempotency_key?: string;
       on_duplicate?: 'return' | 'error';
     };
-  }>('/v1/runs', { schema: startSchema }, async (request, reply) => {
+  }>('/v1/runs', { schema: startSchema, config: { auth: 'operate' } }, async (request, reply) => {
     const { definition, version, input, on_duplicate } = request.body;
     // The key may come in the body or as an Idempotency-Key header.
     const header = request.headers['idempotency-key'];
@@ -80,7 +80,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
 
   app.post<{ Body: { definition: string; version?: number; inputs: Json[] } }>(
     '/v1/runs/batch',
-    { schema: batchSchema },
+    { schema: batchSchema, config: { auth: 'operate' } },
     async (request, reply) => {
       const { definition, version, inputs } = request.body;
       const namespace = namespaceOf(request);
@@ -105,7 +105,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
     },
   );
 
-  app.get<{ Params: { id: string } }>('/v1/runs/:id', async (request) => {
+  app.get<{ Params: { id: string } }>('/v1/runs/:id', { config: { auth: 'read' } }, async (request) => {
     const p = engine.context.payloads;
     const run = await p.resolveFields(await getRun(engine, request.params.id, namespaceOf(request)), [
       'input',
@@ -119,7 +119,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
 
   app.post<{ Params: { id: string }; Body: { reason?: string; by?: string } | null }>(
     '/v1/runs/:id/cancel',
-    { schema: reasonSchema },
+    { schema: reasonSchema, config: { auth: 'operate' } },
     async (request) => {
       checkId(request.params.id);
       const run = await engine.runs.cancel(
@@ -135,7 +135,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
   app.get<{ Params: { id: string }; Querystring: { after?: string; limit?: string } }>(
     '/v1/runs/:id/history',
     // Described for the OpenAPI document; the handler checks the values and says what is wrong.
-    { schema: { querystring: historyQuery } },
+    { config: { auth: 'read' }, schema: { querystring: historyQuery } },
     async (request) => {
       const run = await getRun(engine, request.params.id, namespaceOf(request));
       const after = request.query.after === undefined ? 0 : Number(request.query.after);

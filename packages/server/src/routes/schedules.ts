@@ -36,7 +36,7 @@ interface ScheduleBody {
 export function scheduleRoutes(app: FastifyInstance, engine: Engine): void {
   app.put<{ Params: { name: string }; Body: ScheduleBody }>(
     '/v1/schedules/:name',
-    { schema: scheduleBody },
+    { schema: scheduleBody, config: { auth: 'operate' } },
     async (request) => {
       const b = request.body;
       const s = await engine.schedules.put({
@@ -54,36 +54,46 @@ export function scheduleRoutes(app: FastifyInstance, engine: Engine): void {
     },
   );
 
-  app.get('/v1/schedules', async (request) => ({
+  app.get('/v1/schedules', { config: { auth: 'read' } }, async (request) => ({
     items: (await engine.schedules.list(namespaceOf(request))).map(scheduleJson),
   }));
 
-  app.get<{ Params: { name: string } }>('/v1/schedules/:name', async (request) =>
-    scheduleJson(await engine.schedules.get(namespaceOf(request), request.params.name)),
+  app.get<{ Params: { name: string } }>(
+    '/v1/schedules/:name',
+    { config: { auth: 'read' } },
+    async (request) => scheduleJson(await engine.schedules.get(namespaceOf(request), request.params.name)),
   );
 
   for (const verb of ['pause', 'resume'] as const) {
-    app.post<{ Params: { name: string } }>(`/v1/schedules/:name/${verb}`, async (request) =>
-      scheduleJson(
-        await engine.schedules.setPaused(namespaceOf(request), request.params.name, verb === 'pause'),
-      ),
+    app.post<{ Params: { name: string } }>(
+      `/v1/schedules/:name/${verb}`,
+      { config: { auth: 'operate' } },
+      async (request) =>
+        scheduleJson(
+          await engine.schedules.setPaused(namespaceOf(request), request.params.name, verb === 'pause'),
+        ),
     );
   }
 
-  app.delete<{ Params: { name: string } }>('/v1/schedules/:name', async (request) => {
-    await engine.schedules.delete(namespaceOf(request), request.params.name);
-    return { deleted: true };
-  });
+  app.delete<{ Params: { name: string } }>(
+    '/v1/schedules/:name',
+    { config: { auth: 'operate' } },
+    async (request) => {
+      await engine.schedules.delete(namespaceOf(request), request.params.name);
+      return { deleted: true };
+    },
+  );
 }
 
 /** The stuck-run sweeper: its figures, and a round on demand. */
 export function sweeperRoutes(app: FastifyInstance, engine: Engine): void {
-  app.get('/v1/sweeper', async () => {
+  app.get('/v1/sweeper', { config: { auth: 'read' } }, async () => {
     return { ...sweeperJson(engine.sweeper.stats), idle_ms: engine.context.config.sweepIdleMs };
   });
   app.post<{ Body: { idle_ms?: number } | null }>(
     '/v1/sweeper/run',
     {
+      config: { auth: 'system' },
       schema: {
         body: {
           type: ['object', 'null'],

@@ -26,7 +26,11 @@ export function signalRoutes(app: FastifyInstance, engine: Engine): void {
     Body: { name: string; data?: Json; correlation?: string; by?: string };
   }>(
     '/v1/runs/:id/signals',
-    { schema: signalSchema, bodyLimit: engine.context.config.maxPayloadBytes + 64 * 1024 },
+    {
+      schema: signalSchema,
+      config: { auth: 'operate' },
+      bodyLimit: engine.context.config.maxPayloadBytes + 64 * 1024,
+    },
     async (request) => {
       const { id } = request.params;
       if (!isUuid(id)) throw new WeftError('run_not_found', `there is no run ${id} (run ids are UUIDs)`, 404);

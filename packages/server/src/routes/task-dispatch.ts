@@ -24,7 +24,7 @@ export function taskDispatchRoutes(
   dispatch: DispatchInfo,
   sightings?: WorkerSightings,
 ): void {
-  app.get('/v1/tasks/dispatch', async () =>
+  app.get('/v1/tasks/dispatch', { config: { auth: 'connect' } }, async () =>
     dispatch.kind === 'redis'
       ? { dispatcher: 'redis', stream_prefix: dispatch.streamPrefix }
       : { dispatcher: 'table' },
@@ -39,6 +39,7 @@ export function taskDispatchRoutes(
   }>(
     '/v1/tasks/lease',
     {
+      config: { auth: 'work' },
       schema: {
         body: {
           type: 'object',

@@ -89,6 +89,7 @@ export function taskRoutes(app: FastifyInstance, engine: Engine, sightings?: Wor
   app.post<{ Body: { worker: string; task_types: string[]; max?: number; wait_ms?: number } }>(
     '/v1/tasks/poll',
     {
+      config: { auth: 'work' },
       schema: {
         body: {
           type: 'object',
@@ -132,6 +133,7 @@ export function taskRoutes(app: FastifyInstance, engine: Engine, sightings?: Wor
   }>(
     '/v1/tasks/heartbeat',
     {
+      config: { auth: 'work' },
       schema: {
         body: {
           type: 'object',
@@ -177,6 +179,7 @@ export function taskRoutes(app: FastifyInstance, engine: Engine, sightings?: Wor
   app.post<{ Body: { worker: string; reports: WireReport[]; next?: { task_types: string[]; max: number } } }>(
     '/v1/tasks/report',
     {
+      config: { auth: 'work' },
       schema: {
         body: {
           type: 'object',
@@ -219,6 +222,7 @@ export function taskRoutes(app: FastifyInstance, engine: Engine, sightings?: Wor
     app.post<{ Params: { id: string }; Body: Omit<WireReport, 'task_id'> & { worker?: string } }>(
       `/v1/tasks/:id/${verb}`,
       {
+        config: { auth: 'work' },
         schema: {
           params: { type: 'object', properties: { id: uuid } },
           body: {

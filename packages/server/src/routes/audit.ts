@@ -1,0 +1,56 @@
+import type { AuditEntry, PgApiKeys } from '@weft/postgres';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { namespaceOf } from '../namespace.js';
+
+const auditQuery = {
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      limit: { type: 'string', pattern: '^(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$' },
+      before: { type: 'string', pattern: '^[0-9]{1,19}$' },
+    },
+  },
+};
+
+function entryJson(e: AuditEntry) {
+  return {
+    id: e.id,
+    at: e.at.toISOString(),
+    actor: e.actor,
+    action: e.action,
+    namespace: e.namespace,
+    target: e.target,
+    details: e.details,
+  };
+}
+
+/** Notes an administrative change made by a request, in the namespace it acted in unless told. */
+export async function audit(
+  keys: PgApiKeys | undefined,
+  request: FastifyRequest,
+  action: string,
+  target: string | null,
+  details: unknown = {},
+  namespace: string | null = namespaceOf(request),
+): Promise<void> {
+  await keys?.audit({ actor: request.principal?.name ?? 'api', action, namespace, target, details });
+}
+
+/** `GET /v1/audit`: administrative changes (keys, limits, schedules, bulk actions, replays), newest first. */
+export function auditRoutes(app: FastifyInstance, keys: PgApiKeys | undefined): void {
+  app.get<{ Querystring: { limit?: string; before?: string } }>(
+    '/v1/audit',
+    { schema: auditQuery, config: { auth: 'system' } },
+    async (request) => {
+      const limit = Number(request.query.limit ?? 50);
+      const items = keys
+        ? await keys.auditList({ limit, ...(request.query.before ? { before: request.query.before } : {}) })
+        : [];
+      return {
+        items: items.map(entryJson),
+        next_before: items.length === limit ? items[items.length - 1]!.id : null,
+      };
+    },
+  );
+}
