@@ -2,6 +2,7 @@ import type { Engine } from '@weft/engine';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { type AuthSettings, installAuth } from './auth/authenticate.js';
 import { consoleAssetsDir, isConsoleFile, isConsolePage, sendConsoleIndex, serveConsole } from './console.js';
+import { installCors } from './cors.js';
 import { installErrorHandler } from './errors.js';
 import { type DatabaseProbe, healthRoutes } from './health.js';
 import { clientErrorHandler, frameworkErrors, installUrlLimit, MAX_PARAM_LENGTH } from './http-limits.js';
@@ -33,6 +34,8 @@ import { WorkerSightings } from './worker-sightings.js';
 /** Options for the HTTP app. */
 export interface AppOptions {
   readonly engine: Engine;
+  /** Web origins whose pages may call the API from a browser (CORS); none by default. */
+  readonly corsOrigins?: readonly string[];
   /** How requests are authenticated, and where keys are kept. */
   readonly auth: AuthSettings;
   /** A pino logger for request logs; none when absent. */
@@ -72,11 +75,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
   recordRoutes(app);
   installUrlLimit(app);
-  app.addContentTypeParser(
-    ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'],
-    { parseAs: 'string' },
-    (_req, body, done) => done(null, body),
-  );
+  // YAML only as application/yaml: like JSON, a type a web page cannot send without a CORS preflight, so
+  // a page of another origin cannot deploy or validate (text/plain and forms are refused with 415).
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('application/yaml', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  installCors(app, options.corsOrigins ?? []);
   installAuth(app, options.auth, isConsoleFile);
   const consoleDir = options.console === undefined ? consoleAssetsDir() : options.console;
   if (consoleDir) serveConsole(app, consoleDir);

@@ -40,7 +40,7 @@ export function installErrorHandler(
       return reply.status(415).send({
         error: {
           code: 'unsupported_media_type',
-          message: `send JSON (or YAML to /v1/definitions), not ${request.headers['content-type']}`,
+          message: `send JSON (content-type application/json), or YAML to /v1/definitions as application/yaml; not ${request.headers['content-type']}`,
         },
       });
     }

@@ -67,6 +67,8 @@ export interface ServeOptions {
   readonly guardProcess?: boolean;
   /** Authentication: API keys unless told otherwise. */
   readonly auth?: ServeAuth;
+  /** Web origins whose pages may call the API from a browser (CORS); none by default. */
+  readonly corsOrigins?: readonly string[];
 }
 
 /** How a server authenticates its callers. */
@@ -166,6 +168,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     logger,
     dispatch,
     databaseProbe: databaseProbe(sql),
+    ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     ...(options.console !== undefined ? { console: options.console } : {}),
   });
   let address: string;

@@ -32,6 +32,7 @@ export async function startTestServer(
     secretsKey?: string;
     tls?: TlsFileSettings;
     auth?: ServeAuth;
+    corsOrigins?: string[];
   } = {},
 ): Promise<TestServer> {
   const db = await createTestDatabase();

@@ -39,6 +39,7 @@ export function serverSettings(flags: ServerFlags): {
   secretsKey?: string;
   secretsOldKeys?: string[];
   tls?: TlsFileSettings;
+  corsOrigins?: string[];
 } {
   const dispatcher = flags.dispatcher ?? 'table';
   if (dispatcher !== 'table' && dispatcher !== 'redis')
@@ -47,6 +48,11 @@ export function serverSettings(flags: ServerFlags): {
   if (dispatcher === 'redis' && !redisUrl)
     throw new CliError('the Redis dispatcher needs a Redis URL: set REDIS_URL or pass --redis-url');
   const webhookSecret = process.env.WEFT_WEBHOOK_SECRET;
+  const corsOrigins = (process.env.WEFT_CORS_ORIGINS ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+    ...(corsOrigins.length > 0 ? { corsOrigins } : {}),
   const outboundAllow = process.env.WEFT_OUTBOUND_ALLOW;
   const secretsKey = process.env.WEFT_SECRETS_KEY;
   const oldKeys = (process.env.WEFT_SECRETS_OLD_KEYS ?? '').split(',').filter((k) => k.trim() !== '');
