@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { TEST_ADMIN_KEY } from '@weft/testing';
+import { TEST_ADMIN_KEY, TEST_ADMIN_NAME } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/helpers.js';
 
@@ -67,7 +67,8 @@ describe('weft operator commands', { timeout: 240_000 }, () => {
     expect(history.code).toBe(0);
     for (const type of ['run.paused', 'run.resumed', 'task.completed_by_operator', 'run.terminated'])
       expect(history.out).toContain(type);
-    expect(history.out).toContain('"by":"cli:tester"');
+    // The key's name, with the command's own note beside it.
+    expect(history.out).toContain(`"by":"${TEST_ADMIN_NAME} (for cli:tester)"`);
 
     // Not a terminal: every event as a line, then the nodes; it ends because the run has finished.
     const watched = await weft('runs', 'watch', id);

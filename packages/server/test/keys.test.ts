@@ -137,3 +137,57 @@ describe('web pages of other origins', () => {
     expect(listed.headers.get('access-control-allow-headers')).toContain('authorization');
   });
 });
+
+describe('who did it', () => {
+  it('is the key: history names it (a caller note beside it), and the audit list keeps administrative changes', async () => {
+    const key = (
+      await t.call('POST', '/v1/keys', { name: 'ops-alice', role: 'operator', namespaces: ['acts'] })
+    ).body.key;
+    const headers = { authorization: `Bearer ${key}` };
+    const def =
+      'name: acted\nnodes:\n  - { id: hold, kind: wait_for_event, event: go }\n  - { id: a, task_type: acted.a }\nedges:\n  - { from: hold, to: a }\n';
+    expect((await t.call('POST', '/v1/definitions', def, headers)).status).toBe(201);
+    const runId = (await t.call('POST', '/v1/runs', { definition: 'acted' }, headers)).body.id;
+    expect(
+      (await t.call('POST', `/v1/runs/${runId}/signals`, { name: 'go', by: 'forged-name' }, headers)).status,
+    ).toBe(200);
+    expect((await t.call('POST', `/v1/runs/${runId}/cancel`, { reason: 'done' }, headers)).status).toBe(200);
+    const events = (await t.call('GET', `/v1/runs/${runId}/history`, undefined, headers)).body.events;
+    const by = events
+      .filter((e: { data: { by?: string } }) => e.data?.by)
+      .map((e: { type: string; data: { by: string } }) => [e.type, e.data.by]);
+    expect(by).toEqual(
+      expect.arrayContaining([
+        ['signal.received', 'ops-alice (for forged-name)'],
+        [expect.stringMatching(/cancel/), 'ops-alice'],
+      ]),
+    );
+    const admin = (
+      await t.call('POST', '/v1/keys', { name: 'acts-admin', role: 'admin', namespaces: ['acts'] })
+    ).body.key;
+    const asAdmin = { authorization: `Bearer ${admin}` };
+    expect((await t.call('PUT', '/v1/limits/quota', { max: 5 }, asAdmin)).status).toBe(200);
+    expect(
+      (await t.call('PUT', '/v1/schedules/nightly', { definition: 'acted', cron: '0 2 * * *' }, headers))
+        .status,
+    ).toBe(200);
+    const audit = (await t.call('GET', '/v1/audit')).body.items;
+    expect(audit).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          actor: 'acts-admin',
+          action: 'limit.set',
+          namespace: 'acts',
+          target: 'quota',
+        }),
+        expect.objectContaining({
+          actor: 'ops-alice',
+          action: 'schedule.put',
+          namespace: 'acts',
+          target: 'nightly',
+        }),
+      ]),
+    );
+    expect((await t.call('GET', '/v1/audit', undefined, headers)).status).toBe(403);
+  });
+});

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { WeftApiError, WeftClient } from '@weft/client';
 import { type RunningServer, serve } from '@weft/server';
-import { createTestDatabase, TEST_ADMIN_KEY, type TestDatabase } from '@weft/testing';
+import { createTestDatabase, TEST_ADMIN_KEY, TEST_ADMIN_NAME, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // Signals over HTTP (POST /v1/runs/{id}/signals), through the typed client and the `weft signal` command.
@@ -54,7 +54,7 @@ describe('signals over HTTP', () => {
     const history = await client.history(r.id);
     expect(history.events.at(-1)).toMatchObject({
       type: 'signal.received',
-      data: { name: 'decision', outcome: 'kept', by: 'api', data: { approved: true, by: 'http' } },
+      data: { name: 'decision', outcome: 'kept', by: TEST_ADMIN_NAME, data: { approved: true, by: 'http' } },
     });
   });
 

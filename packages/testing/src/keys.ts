@@ -8,3 +8,6 @@ export const TEST_ADMIN_KEY = 'weft_000000000001_testAdminKeyForWeftTestsOnly000
 export const TEST_AUTH_HEADERS: Readonly<Record<string, string>> = {
   authorization: `Bearer ${TEST_ADMIN_KEY}`,
 };
+
+/** The name a server gives the test admin key (the actor history records for its requests). */
+export const TEST_ADMIN_NAME = 'bootstrap-admin-000000000001';

@@ -1,5 +1,6 @@
 import type { AuditEntry, PgApiKeys } from '@weft/postgres';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { NO_AUTH_PRINCIPAL } from '../auth/rules.js';
 import { namespaceOf } from '../namespace.js';
 
 const auditQuery = {
@@ -25,20 +26,32 @@ function entryJson(e: AuditEntry) {
   };
 }
 
+const stores = new WeakMap<FastifyInstance, PgApiKeys>();
+
+/**
+ * Who made the request, as history records it: the key's name, with the caller's own note (a `by` field)
+ * beside it, never in its place. With authentication off, the note (else `api`) as before.
+ */
+export function actorOf(request: FastifyRequest, note?: string): string {
+  const p = request.principal;
+  if (!p || p === NO_AUTH_PRINCIPAL) return note ?? 'api';
+  return note && note !== p.name ? `${p.name} (for ${note})` : p.name;
+}
+
 /** Notes an administrative change made by a request, in the namespace it acted in unless told. */
 export async function audit(
-  keys: PgApiKeys | undefined,
   request: FastifyRequest,
   action: string,
   target: string | null,
   details: unknown = {},
   namespace: string | null = namespaceOf(request),
 ): Promise<void> {
-  await keys?.audit({ actor: request.principal?.name ?? 'api', action, namespace, target, details });
+  await stores.get(request.server)?.audit({ actor: actorOf(request), action, namespace, target, details });
 }
 
 /** `GET /v1/audit`: administrative changes (keys, limits, schedules, bulk actions, replays), newest first. */
 export function auditRoutes(app: FastifyInstance, keys: PgApiKeys | undefined): void {
+  if (keys) stores.set(app, keys);
   app.get<{ Querystring: { limit?: string; before?: string } }>(
     '/v1/audit',
     { schema: auditQuery, config: { auth: 'system' } },

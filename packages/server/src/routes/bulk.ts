@@ -3,6 +3,7 @@ import { type BulkFilter, bulkOperatorAction, type Engine } from '@weft/engine';
 import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
+import { actorOf, audit } from './audit.js';
 import { versionField } from './fields.js';
 
 const RUN_STATUSES = ['running', 'paused', 'compensating', 'completed', 'failed', 'cancelled', 'terminated'];
@@ -95,13 +96,19 @@ export function bulkRoutes(app: FastifyInstance, engine: Engine): void {
       namespace: namespaceOf(request),
       action: b.action,
       filter,
-      by: b.by ?? 'api',
+      by: actorOf(request, b.by),
       ...(b.reason ? { reason: b.reason } : {}),
       batchSize: b.batch_size ?? 100,
       ...(b.cursor ? { cursor: b.cursor } : {}),
       maxBatches: 1,
       dryRun: b.dry_run ?? false,
     });
+    if (!b.dry_run)
+      await audit(request, 'runs.bulk', b.action, {
+        filter: b.filter ?? {},
+        done: result.done,
+        refused: result.refused,
+      });
     return {
       action: b.action,
       dry_run: b.dry_run ?? false,

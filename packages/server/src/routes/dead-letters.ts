@@ -3,6 +3,7 @@ import type { Engine } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { deadLetterJson } from '../wire.js';
+import { audit } from './audit.js';
 import { digitsField, ROW_ID_PATTERN } from './fields.js';
 
 const replaySchema = {
@@ -65,6 +66,7 @@ export function deadLetterRoutes(app: FastifyInstance, engine: Engine): void {
       const ids = request.body?.ids;
       const destination = request.body?.destination;
       const replayed = await replay(engine, namespaceOf(request), ids, destination);
+      await audit(request, 'dead_letters.replay', destination ?? null, { ids: ids ?? 'all', replayed });
       return { replayed };
     },
   );
@@ -79,6 +81,7 @@ export function deadLetterRoutes(app: FastifyInstance, engine: Engine): void {
         `there is no dead letter ${request.params.id} in this namespace (it may have been replayed already)`,
         404,
       );
+    await audit(request, 'dead_letters.replay', request.params.id, { replayed });
     return { replayed };
   });
 }

@@ -1,7 +1,8 @@
 import { parseDuration, WeftError } from '@weft/core';
 import { type ApiKeyRecord, KEY_ROLES, type KeyRole, type PgApiKeys } from '@weft/postgres';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { issueKey } from '../auth/issue.js';
+import { actorOf } from './audit.js';
 
 const NAME = '^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$';
 const createSchema = {
@@ -56,11 +57,6 @@ export function keyJson(k: ApiKeyRecord) {
     revoked_at: k.revokedAt?.toISOString() ?? null,
     last_used_at: k.lastUsedAt?.toISOString() ?? null,
   };
-}
-
-/** Who made the request, as history and the audit list name it. */
-export function actorOf(request: FastifyRequest): string {
-  return request.principal?.name ?? 'api';
 }
 
 /** API keys: make one (shown once), list them, revoke one. Admins of every namespace only. */

@@ -1,8 +1,9 @@
 import { parseDuration, WeftError } from '@weft/core';
 import { type Engine, LIMIT_KINDS, type LimitKind } from '@weft/engine';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { limitJson } from '../wire-flow.js';
+import { audit } from './audit.js';
 
 const limitBody = {
   body: {
@@ -33,8 +34,9 @@ export function limitRoutes(app: FastifyInstance, engine: Engine): void {
     kind: LimitKind,
     name: string,
     body: { max: number; per?: string },
-    namespace: string,
+    request: FastifyRequest,
   ) => {
+    const namespace = namespaceOf(request);
     let windowMs: number | null = null;
     if (body.per !== undefined) {
       const parsed = parseDuration(body.per);
@@ -42,6 +44,7 @@ export function limitRoutes(app: FastifyInstance, engine: Engine): void {
       windowMs = parsed.value;
     }
     await engine.limits.set({ namespace, kind, name, max: body.max, windowMs });
+    await audit(request, 'limit.set', kind === 'quota' ? 'quota' : `${kind}/${name}`, body);
     const now = (await engine.limits.list(namespace)).find((l) => l.kind === kind && l.name === name);
     // Lifted by a request that came just after this one: answer with what this one set.
     return limitJson(now ?? { namespace, kind, name, max: body.max, windowMs, used: 0 });
@@ -49,30 +52,31 @@ export function limitRoutes(app: FastifyInstance, engine: Engine): void {
   app.put<{ Params: { kind: string; name: string }; Body: { max: number; per?: string } }>(
     '/v1/limits/:kind/:name',
     { schema: limitBody, config: { auth: 'admin' } },
-    async (request) =>
-      set(kindOf(request.params.kind), request.params.name, request.body, namespaceOf(request)),
+    async (request) => set(kindOf(request.params.kind), request.params.name, request.body, request),
   );
   app.put<{ Body: { max: number } }>(
     '/v1/limits/quota',
     { schema: limitBody, config: { auth: 'admin' } },
-    async (request) => set('quota', '', request.body, namespaceOf(request)),
+    async (request) => set('quota', '', request.body, request),
   );
 
-  const remove = async (kind: LimitKind, name: string, namespace: string) => {
+  const remove = async (kind: LimitKind, name: string, request: FastifyRequest) => {
+    const namespace = namespaceOf(request);
     if (!(await engine.limits.delete(namespace, kind, name)))
       throw new WeftError(
         'limit_not_found',
         `there is no ${kind} limit ${JSON.stringify(name)} in namespace "${namespace}"`,
         404,
       );
+    await audit(request, 'limit.lift', kind === 'quota' ? 'quota' : `${kind}/${name}`);
     return { deleted: true };
   };
   app.delete<{ Params: { kind: string; name: string } }>(
     '/v1/limits/:kind/:name',
     { config: { auth: 'admin' } },
-    async (request) => remove(kindOf(request.params.kind), request.params.name, namespaceOf(request)),
+    async (request) => remove(kindOf(request.params.kind), request.params.name, request),
   );
   app.delete('/v1/limits/quota', { config: { auth: 'admin' } }, async (request) =>
-    remove('quota', '', namespaceOf(request)),
+    remove('quota', '', request),
   );
 }

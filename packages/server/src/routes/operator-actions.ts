@@ -1,8 +1,9 @@
 import { type Json, WeftError } from '@weft/core';
 import type { Engine } from '@weft/engine';
 import { isUuid } from '@weft/engine/internal';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { runJson } from '../wire.js';
+import { actorOf } from './audit.js';
 
 /** Who asks and why: every operator action takes these, and they are kept in the run's history. */
 const asker = {
@@ -27,8 +28,9 @@ interface Asked {
   reason?: string;
 }
 
-function askerOf(b: Asked | null | undefined): { by: string; reason?: string } {
-  return { by: b?.by ?? 'api', ...(b?.reason ? { reason: b.reason } : {}) };
+/** The key that asks (with the caller's own `by` beside it) and why. */
+function askerOf(request: FastifyRequest, b: Asked | null | undefined): { by: string; reason?: string } {
+  return { by: actorOf(request, b?.by), ...(b?.reason ? { reason: b.reason } : {}) };
 }
 
 /**
@@ -45,7 +47,7 @@ export function operatorActionRoutes(app: FastifyInstance, engine: Engine): void
       { schema: body({}), config: { auth: 'operate' } },
       async (request) => {
         const id = runId(request.params.id);
-        return runJson(await actions[verb](id, askerOf(request.body)));
+        return runJson(await actions[verb](id, askerOf(request, request.body)));
       },
     );
   }
@@ -56,7 +58,8 @@ export function operatorActionRoutes(app: FastifyInstance, engine: Engine): void
       schema: body({ reason: { type: 'string', minLength: 1, maxLength: 2000 } }, ['reason']),
       config: { auth: 'operate' },
     },
-    async (request) => runJson(await actions.terminate(runId(request.params.id), askerOf(request.body))),
+    async (request) =>
+      runJson(await actions.terminate(runId(request.params.id), askerOf(request, request.body))),
   );
 
   app.post<{ Params: { id: string }; Body: Asked & { node: string; iteration?: string } }>(
@@ -68,7 +71,7 @@ export function operatorActionRoutes(app: FastifyInstance, engine: Engine): void
     async (request) => {
       const { node, iteration: it } = request.body;
       const run = await actions.rerun(runId(request.params.id), node, {
-        ...askerOf(request.body),
+        ...askerOf(request, request.body),
         ...(it !== undefined ? { iteration: it } : {}),
       });
       return runJson(run);
@@ -84,7 +87,7 @@ export function operatorActionRoutes(app: FastifyInstance, engine: Engine): void
     async (request) => {
       const b = request.body;
       const run = await actions.skipTask(runId(request.params.id), request.params.node, {
-        ...askerOf(b),
+        ...askerOf(request, b),
         ...(b?.iteration !== undefined ? { iteration: b.iteration } : {}),
         ...(b?.output !== undefined ? { output: b.output } : {}),
       });
@@ -98,7 +101,7 @@ export function operatorActionRoutes(app: FastifyInstance, engine: Engine): void
     async (request) => {
       const b = request.body;
       const run = await actions.completeTask(runId(request.params.id), request.params.node, {
-        ...askerOf(b),
+        ...askerOf(request, b),
         ...(b.iteration !== undefined ? { iteration: b.iteration } : {}),
         output: b.output,
       });
@@ -133,7 +136,7 @@ export function operatorActionRoutes(app: FastifyInstance, engine: Engine): void
     async (request) => {
       const b = request.body;
       const run = await actions.failTask(runId(request.params.id), request.params.node, {
-        ...askerOf(b),
+        ...askerOf(request, b),
         ...(b.iteration !== undefined ? { iteration: b.iteration } : {}),
         error: b.error,
       });

@@ -4,6 +4,7 @@ import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { historyJson, runJson, taskJson } from '../wire.js';
+import { actorOf } from './audit.js';
 import { digitsField, versionField } from './fields.js';
 
 const startSchema = {
@@ -124,7 +125,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
       checkId(request.params.id);
       const run = await engine.runs.cancel(
         request.params.id,
-        request.body?.by ?? 'api',
+        actorOf(request, request.body?.by),
         request.body?.reason,
         namespaceOf(request),
       );

@@ -3,6 +3,7 @@ import type { Engine, OverlapPolicy } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { scheduleJson, sweeperJson } from '../wire-flow.js';
+import { audit } from './audit.js';
 import { INT4_MAX, versionField } from './fields.js';
 
 const scheduleBody = {
@@ -50,6 +51,7 @@ export function scheduleRoutes(app: FastifyInstance, engine: Engine): void {
         ...(b.overlap !== undefined ? { overlap: b.overlap } : {}),
         ...(b.paused !== undefined ? { paused: b.paused } : {}),
       });
+      await audit(request, 'schedule.put', request.params.name, b);
       return scheduleJson(s);
     },
   );
@@ -68,10 +70,15 @@ export function scheduleRoutes(app: FastifyInstance, engine: Engine): void {
     app.post<{ Params: { name: string } }>(
       `/v1/schedules/:name/${verb}`,
       { config: { auth: 'operate' } },
-      async (request) =>
-        scheduleJson(
-          await engine.schedules.setPaused(namespaceOf(request), request.params.name, verb === 'pause'),
-        ),
+      async (request) => {
+        const s = await engine.schedules.setPaused(
+          namespaceOf(request),
+          request.params.name,
+          verb === 'pause',
+        );
+        await audit(request, `schedule.${verb}`, request.params.name);
+        return scheduleJson(s);
+      },
     );
   }
 
@@ -80,6 +87,7 @@ export function scheduleRoutes(app: FastifyInstance, engine: Engine): void {
     { config: { auth: 'operate' } },
     async (request) => {
       await engine.schedules.delete(namespaceOf(request), request.params.name);
+      await audit(request, 'schedule.delete', request.params.name);
       return { deleted: true };
     },
   );

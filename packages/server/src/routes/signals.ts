@@ -4,6 +4,7 @@ import type { Engine } from '@weft/engine';
 import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
+import { actorOf } from './audit.js';
 
 const signalSchema = {
   body: {
@@ -41,7 +42,7 @@ export function signalRoutes(app: FastifyInstance, engine: Engine): void {
         name,
         data: data === undefined ? null : data,
         ...(correlation !== undefined ? { correlation } : {}),
-        by: by ?? 'api',
+        by: actorOf(request, by),
       });
       return {
         signal_id: sent.signalId,
