@@ -1,6 +1,7 @@
 import type { Engine } from '@weft/engine';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { type AuthSettings, installAuth } from './auth/authenticate.js';
+import { installRateLimit, type RateLimit } from './auth/rate-limit.js';
 import { consoleAssetsDir, isConsoleFile, isConsolePage, sendConsoleIndex, serveConsole } from './console.js';
 import { installCors } from './cors.js';
 import { installErrorHandler } from './errors.js';
@@ -36,6 +37,8 @@ export interface AppOptions {
   readonly engine: Engine;
   /** Web origins whose pages may call the API from a browser (CORS); none by default. */
   readonly corsOrigins?: readonly string[];
+  /** Requests per key and window; none when absent. */
+  readonly rateLimit?: RateLimit | null;
   /** How requests are authenticated, and where keys are kept. */
   readonly auth: AuthSettings;
   /** A pino logger for request logs; none when absent. */
@@ -81,6 +84,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addContentTypeParser('application/yaml', { parseAs: 'string' }, (_req, body, done) => done(null, body));
   installCors(app, options.corsOrigins ?? []);
   installAuth(app, options.auth, isConsoleFile);
+  if (options.rateLimit) installRateLimit(app, options.rateLimit);
   const consoleDir = options.console === undefined ? consoleAssetsDir() : options.console;
   if (consoleDir) serveConsole(app, consoleDir);
   installErrorHandler(app, {

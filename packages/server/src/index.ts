@@ -10,3 +10,4 @@ export { keyJson } from './routes/keys.js';
 export * from './serve.js';
 export * from './tls.js';
 export * from './wire.js';
+export { parseRateLimit, type RateLimit } from './auth/rate-limit.js';

@@ -21,6 +21,7 @@ import { buildApp } from './app.js';
 import { databaseProbe } from './database-probe.js';
 import { guardProcess } from './process-guard.js';
 import { ensureBootstrapKey } from './auth/issue.js';
+import type { RateLimit } from './auth/rate-limit.js';
 import type { DispatchInfo } from './routes/task-dispatch.js';
 import { type ServerTls, serverTls, type TlsFileSettings } from './tls.js';
 
@@ -69,6 +70,8 @@ export interface ServeOptions {
   readonly auth?: ServeAuth;
   /** Web origins whose pages may call the API from a browser (CORS); none by default. */
   readonly corsOrigins?: readonly string[];
+  /** Requests per key and window (counted by each server); none by default. */
+  readonly rateLimit?: RateLimit | null;
 }
 
 /** How a server authenticates its callers. */
@@ -169,6 +172,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     dispatch,
     databaseProbe: databaseProbe(sql),
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
+    // Counted per key: without keys there is nothing to count by.
+    ...(options.rateLimit && authMode === 'keys' ? { rateLimit: options.rateLimit } : {}),
     ...(options.console !== undefined ? { console: options.console } : {}),
   });
   let address: string;

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EngineConfig, FolderBlobStore } from '@weft/engine';
-import { type RunningServer, type ServeAuth, serve, type TlsFileSettings } from '@weft/server';
+import { type RateLimit, type RunningServer, type ServeAuth, serve, type TlsFileSettings } from '@weft/server';
 import { createTestDatabase, TEST_ADMIN_KEY, type TestDatabase } from '@weft/testing';
 
 /**
@@ -33,6 +33,7 @@ export async function startTestServer(
     tls?: TlsFileSettings;
     auth?: ServeAuth;
     corsOrigins?: string[];
+    rateLimit?: RateLimit;
   } = {},
 ): Promise<TestServer> {
   const db = await createTestDatabase();

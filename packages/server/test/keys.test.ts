@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { serve } from '@weft/server';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -189,5 +190,32 @@ describe('who did it', () => {
       ]),
     );
     expect((await t.call('GET', '/v1/audit', undefined, headers)).status).toBe(403);
+  });
+});
+
+describe('a rate limit per key', () => {
+  it('answers 429 with Retry-After and when to retry, and counts each key apart', async () => {
+    const limited = await startTestServer({}, { rateLimit: { max: 3, windowMs: 3_600_000 } });
+    try {
+      const other = (await limited.call('POST', '/v1/keys', { name: 'other', role: 'viewer' })).body.key;
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await limited.call('GET', '/v1/runs')).status);
+      // The admin made a key and listed runs three times: its fourth and fifth request are over the limit.
+      expect(statuses).toEqual([200, 200, 429]);
+      const res = await fetch(`${limited.url}/v1/runs`, {
+        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` },
+      });
+      expect(res.status).toBe(429);
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('rate_limited');
+      expect(body.error.message).toMatch(/retry in \d+ s/);
+      expect(
+        (await limited.call('GET', '/v1/runs', undefined, { authorization: `Bearer ${other}` })).status,
+      ).toBe(200);
+      expect((await fetch(`${limited.url}/healthz`)).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
   });
 });

@@ -52,11 +52,11 @@ export function serverSettings(flags: ServerFlags): {
     .split(',')
     .map((o) => o.trim())
     .filter((o) => o !== '');
-    ...(corsOrigins.length > 0 ? { corsOrigins } : {}),
   const outboundAllow = process.env.WEFT_OUTBOUND_ALLOW;
   const secretsKey = process.env.WEFT_SECRETS_KEY;
   const oldKeys = (process.env.WEFT_SECRETS_OLD_KEYS ?? '').split(',').filter((k) => k.trim() !== '');
   return {
+    ...(corsOrigins.length > 0 ? { corsOrigins } : {}),
     ...tlsSettings(flags),
     ...(secretsKey ? { secretsKey, secretsOldKeys: oldKeys } : {}),
     ...(outboundAllow ? { outboundAllow } : {}),

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { startEmbedded } from '@weft/postgres';
-import { generateKey, isLoopback, type ServeAuth, serve } from '@weft/server';
+import { generateKey, isLoopback, parseRateLimit, type ServeAuth, serve } from '@weft/server';
 import { blobStore } from '../blob-config.js';
 import { CliError } from '../errors.js';
 import { color } from '../output.js';
@@ -35,6 +35,7 @@ export async function serverCommand(
     ...serverSettings(o),
     guardProcess: true,
     auth: serverAuth(o.host, o.insecureNoAuth === true),
+    rateLimit: rateLimit(process.env.WEFT_RATE_LIMIT ?? DEFAULT_RATE_LIMIT),
   };
   const server = await serve(options).catch((e) => {
     throw startupError(e, o);
@@ -123,6 +124,17 @@ export function serverAuth(
     ...(env.WEFT_METRICS_TOKEN ? { metricsToken: env.WEFT_METRICS_TOKEN } : {}),
     ...(env.WEFT_BOOTSTRAP_ADMIN_KEY ? { bootstrapAdminKey: env.WEFT_BOOTSTRAP_ADMIN_KEY } : {}),
   };
+}
+
+/** Requests per key and window for `weft server` unless WEFT_RATE_LIMIT says otherwise (`weft dev`: none). */
+export const DEFAULT_RATE_LIMIT = '6000/1m';
+
+function rateLimit(text: string) {
+  try {
+    return parseRateLimit(text);
+  } catch (e) {
+    throw new CliError(`WEFT_RATE_LIMIT: ${(e as Error).message}`);
+  }
 }
 
 /**
