@@ -34,7 +34,10 @@ export function installRateLimit(app: FastifyInstance, limit: RateLimit): void {
     if (windows.size > 10_000)
       for (const [k, w] of windows) if (now - w.start >= limit.windowMs) windows.delete(k);
     let w = windows.get(who);
-    if (!w || now - w.start >= limit.windowMs) windows.set(who, (w = { start: now, count: 0 }));
+    if (!w || now - w.start >= limit.windowMs) {
+      w = { start: now, count: 0 };
+      windows.set(who, w);
+    }
     w.count++;
     if (w.count <= limit.max) return;
     const retryAfter = Math.max(1, Math.ceil((w.start + limit.windowMs - now) / 1000));
