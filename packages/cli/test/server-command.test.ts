@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createTestDatabase, type TestDatabase } from '@weft/testing';
+import { createTestDatabase, TEST_ADMIN_KEY, TEST_AUTH_HEADERS, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // `weft server` as a user runs it: a process of its own on a PostgreSQL given by --database-url, serving
@@ -53,18 +53,24 @@ describe('weft server', { timeout: 180_000 }, () => {
       process.execPath,
       [BIN, 'server', '--database-url', db.url, '--port', '0', '--log-level', 'silent'],
       // In a folder of its own: the server keeps large payloads under .weft/ where it runs.
-      { cwd: dir, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      // With its first admin key given as WEFT_BOOTSTRAP_ADMIN_KEY: it serves nothing without one.
+      {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', WEFT_BOOTSTRAP_ADMIN_KEY: TEST_ADMIN_KEY },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
     const url = await servingAt(child);
+    expect((await fetch(`${url}/v1/runs`)).status).toBe(401);
     const deployed = await fetch(`${url}/v1/definitions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/yaml' },
+      headers: { 'content-type': 'application/yaml', ...TEST_AUTH_HEADERS },
       body: 'name: served\nnodes:\n  - { id: a, task_type: served.a }\n',
     });
     expect(deployed.status).toBe(201);
     const started = await fetch(`${url}/v1/runs`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...TEST_AUTH_HEADERS },
       body: JSON.stringify({ definition: 'served', input: {} }),
     });
     const { id } = (await started.json()) as { id: string };
