@@ -1,3 +1,4 @@
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { Worker } from '@weft/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/helpers.js';
@@ -38,6 +39,7 @@ nodes:
     const seen: { node: string; iteration: string; taskId: string; key: string }[] = [];
     const worker = new Worker({
       url: t.url,
+      apiKey: TEST_ADMIN_KEY,
       handlers: {
         'sdk.charge': (_input, ctx) => {
           seen.push({
