@@ -6,7 +6,11 @@ import { Engine } from '@weft/engine';
 import { MemoryStore } from '@weft/memory';
 import { buildApp, openApiDocument } from '@weft/server';
 
-const app = buildApp({ engine: new Engine({ store: new MemoryStore() }), console: null });
+const app = buildApp({
+  engine: new Engine({ store: new MemoryStore() }),
+  console: null,
+  auth: { mode: 'off' },
+});
 const document = await openApiDocument(app);
 await app.close();
 const target = fileURLToPath(new URL('../docs/reference/openapi.json', import.meta.url));

@@ -7,6 +7,8 @@ export { ensureBootstrapKey, type IssuedKey, issueKey, type KeyRequest } from '.
 export { generateKey, keyPrefix } from './auth/key-format.js';
 export { parseRateLimit, type RateLimit } from './auth/rate-limit.js';
 export { AUTH_RULES, type AuthRule, type Principal } from './auth/rules.js';
+export * from './openapi.js';
+export { type RouteInfo, routesOf } from './route-table.js';
 export { keyJson } from './routes/keys.js';
 export * from './serve.js';
 export * from './tls.js';

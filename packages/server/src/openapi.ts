@@ -50,7 +50,7 @@ export function openApiRoutes(app: FastifyInstance): void {
   };
   app.register(import('@fastify/swagger'), options);
   app.register(async (api) => {
-    api.get('/openapi.json', async () => app.swagger());
+    api.get('/openapi.json', { config: { auth: 'public' } }, async () => app.swagger());
   });
 }
 

@@ -22,6 +22,7 @@ import { databaseProbe } from './database-probe.js';
 import { guardProcess } from './process-guard.js';
 import { ensureBootstrapKey } from './auth/issue.js';
 import type { RateLimit } from './auth/rate-limit.js';
+import { guardProcess } from './process-guard.js';
 import type { DispatchInfo } from './routes/task-dispatch.js';
 import { type ServerTls, serverTls, type TlsFileSettings } from './tls.js';
 

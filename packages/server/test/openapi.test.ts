@@ -25,7 +25,7 @@ let app: FastifyInstance;
 let served: Document;
 beforeAll(async () => {
   // As `npm run docs:openapi` builds it: the in-memory store, no web console.
-  app = buildApp({ engine: new Engine({ store: new MemoryStore() }), console: null });
+  app = buildApp({ engine: new Engine({ store: new MemoryStore() }), console: null, auth: { mode: 'off' } });
   const answer = await app.inject({ method: 'GET', url: '/openapi.json' });
   expect(answer.statusCode).toBe(200);
   served = answer.json() as Document;

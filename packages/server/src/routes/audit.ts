@@ -46,7 +46,12 @@ export async function audit(
   details: unknown = {},
   namespace: string | null = namespaceOf(request),
 ): Promise<void> {
-  await stores.get(request.server)?.audit({ actor: actorOf(request), action, namespace, target, details });
+  // Routes live in plugins: their instances inherit from the app's, where the store was registered.
+  let server: object | null = request.server;
+  while (server && !stores.has(server as FastifyInstance)) server = Object.getPrototypeOf(server);
+  await stores
+    .get(server as FastifyInstance)
+    ?.audit({ actor: actorOf(request), action, namespace, target, details });
 }
 
 /** `GET /v1/audit`: administrative changes (keys, limits, schedules, bulk actions, replays), newest first. */

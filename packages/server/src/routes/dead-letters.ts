@@ -71,19 +71,23 @@ export function deadLetterRoutes(app: FastifyInstance, engine: Engine): void {
     },
   );
 
-  app.post<{ Params: { id: string } }>('/v1/dead-letters/:id/replay', { config: { auth: 'operate' } }, async (request) => {
-    if (!new RegExp(ROW_ID_PATTERN).test(request.params.id))
-      throw new WeftError('dead_letter_not_found', `there is no dead letter ${request.params.id}`, 404);
-    const replayed = await replay(engine, namespaceOf(request), [request.params.id], undefined);
-    if (replayed === 0)
-      throw new WeftError(
-        'dead_letter_not_found',
-        `there is no dead letter ${request.params.id} in this namespace (it may have been replayed already)`,
-        404,
-      );
-    await audit(request, 'dead_letters.replay', request.params.id, { replayed });
-    return { replayed };
-  });
+  app.post<{ Params: { id: string } }>(
+    '/v1/dead-letters/:id/replay',
+    { config: { auth: 'operate' } },
+    async (request) => {
+      if (!new RegExp(ROW_ID_PATTERN).test(request.params.id))
+        throw new WeftError('dead_letter_not_found', `there is no dead letter ${request.params.id}`, 404);
+      const replayed = await replay(engine, namespaceOf(request), [request.params.id], undefined);
+      if (replayed === 0)
+        throw new WeftError(
+          'dead_letter_not_found',
+          `there is no dead letter ${request.params.id} in this namespace (it may have been replayed already)`,
+          404,
+        );
+      await audit(request, 'dead_letters.replay', request.params.id, { replayed });
+      return { replayed };
+    },
+  );
 }
 
 async function replay(
