@@ -19,9 +19,9 @@ export const READY_TIMEOUT_MS = 2000;
  */
 export function healthRoutes(app: FastifyInstance, engine: Engine, probe?: DatabaseProbe): void {
   const live = async () => ({ ok: true });
-  app.get('/livez', live);
-  app.get('/healthz', live);
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/livez', { config: { auth: 'public' } }, live);
+  app.get('/healthz', { config: { auth: 'public' } }, live);
+  app.get('/readyz', { config: { auth: 'public' } }, async (_request, reply) => {
     const problem = (await checkDatabase(probe)) ?? checkLoops(engine);
     if (problem) return reply.status(503).send({ error: problem });
     return { ok: true };

@@ -1,12 +1,10 @@
 export * from './app.js';
-export { type DatabaseCheck, type DatabaseProbe, READY_TIMEOUT_MS } from './health.js';
-export * from './openapi.js';
-export { type RouteInfo, routesOf } from './route-table.js';
 export { type AuthSettings, type RouteRule, routeRules } from './auth/authenticate.js';
 export { ensureBootstrapKey, type IssuedKey, issueKey, type KeyRequest } from './auth/issue.js';
 export { generateKey, keyPrefix } from './auth/key-format.js';
 export { parseRateLimit, type RateLimit } from './auth/rate-limit.js';
 export { AUTH_RULES, type AuthRule, type Principal } from './auth/rules.js';
+export { type DatabaseCheck, type DatabaseProbe, READY_TIMEOUT_MS } from './health.js';
 export * from './openapi.js';
 export { type RouteInfo, routesOf } from './route-table.js';
 export { keyJson } from './routes/keys.js';

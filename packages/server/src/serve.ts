@@ -18,10 +18,9 @@ import { connect, migrate, PgApiKeys, PgSecretStore, PgStore } from '@weft/postg
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
-import { databaseProbe } from './database-probe.js';
-import { guardProcess } from './process-guard.js';
 import { ensureBootstrapKey } from './auth/issue.js';
 import type { RateLimit } from './auth/rate-limit.js';
+import { databaseProbe } from './database-probe.js';
 import { guardProcess } from './process-guard.js';
 import type { DispatchInfo } from './routes/task-dispatch.js';
 import { type ServerTls, serverTls, type TlsFileSettings } from './tls.js';

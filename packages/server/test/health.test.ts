@@ -59,7 +59,7 @@ describe('health routes', () => {
     };
     const engine = new Engine({ store: new PgStore(sql), logger: failing, config: { timerPollMs: 20 } });
     await engine.start();
-    const app = buildApp({ engine, console: null });
+    const app = buildApp({ engine, console: null, auth: { mode: 'off' } });
     try {
       await sql.end();
       await waitFor('a loop to end', () => engine.backgroundStatus().some((l) => !l.running), 30_000);

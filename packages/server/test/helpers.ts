@@ -2,7 +2,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EngineConfig, FolderBlobStore } from '@weft/engine';
-import { type RateLimit, type RunningServer, type ServeAuth, serve, type TlsFileSettings } from '@weft/server';
+import {
+  type RateLimit,
+  type RunningServer,
+  type ServeAuth,
+  serve,
+  type TlsFileSettings,
+} from '@weft/server';
 import { createTestDatabase, TEST_ADMIN_KEY, type TestDatabase } from '@weft/testing';
 
 /**

@@ -1,6 +1,7 @@
 import type { Engine } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
+import { audit } from './audit.js';
 
 const secretBody = {
   body: {
@@ -15,10 +16,8 @@ const secretBody = {
  * Secrets of the request's namespace: set (PUT), list names (GET), delete. A value goes in and never comes
  * out: no route answers with it.
  */
-// TODO(auth): once API keys with roles land, setting and deleting need the admin role and listing names the
-// read role: declare `config: { auth: 'admin' }` / `config: { auth: 'read' }` on these routes.
 export function secretRoutes(app: FastifyInstance, engine: Engine): void {
-  app.get('/v1/secrets', async (request) => ({
+  app.get('/v1/secrets', { config: { auth: 'read' } }, async (request) => ({
     items: (await engine.secrets.list(namespaceOf(request))).map((s) => ({
       name: s.name,
       updated_at: s.updatedAt.toISOString(),
@@ -27,15 +26,21 @@ export function secretRoutes(app: FastifyInstance, engine: Engine): void {
 
   app.put<{ Params: { name: string }; Body: { value: string } }>(
     '/v1/secrets/:name',
-    { schema: secretBody },
+    { schema: secretBody, config: { auth: 'admin' } },
     async (request) => {
       await engine.secrets.set(namespaceOf(request), request.params.name, request.body.value);
+      await audit(request, 'secret.set', request.params.name);
       return { name: request.params.name, set: true };
     },
   );
 
-  app.delete<{ Params: { name: string } }>('/v1/secrets/:name', async (request) => {
-    await engine.secrets.delete(namespaceOf(request), request.params.name);
-    return { deleted: true };
-  });
+  app.delete<{ Params: { name: string } }>(
+    '/v1/secrets/:name',
+    { config: { auth: 'admin' } },
+    async (request) => {
+      await engine.secrets.delete(namespaceOf(request), request.params.name);
+      await audit(request, 'secret.delete', request.params.name);
+      return { deleted: true };
+    },
+  );
 }
