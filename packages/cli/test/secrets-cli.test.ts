@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/helpers.js';
 
@@ -9,7 +10,9 @@ const BIN = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
 /** Runs `weft` with `stdin` piped in; resolves with its exit code and output. */
 function weft(args: string[], stdin = ''): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, NO_COLOR: '1', WEFT_API_KEY: TEST_ADMIN_KEY },
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c) => (out += c));

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WeftClient } from '@weft/client';
 import { type EmbeddedDatabase, freePort, startEmbedded } from '@weft/postgres';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { Worker } from '@weft/worker';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
@@ -49,10 +50,11 @@ describe('PostgreSQL restarts under a running server', () => {
     pg = await startEmbedded({ dataDir, port });
     httpPort = await freePort();
     server = await startServerProcess(pg.url, httpPort);
-    client = new WeftClient({ url: server.url });
+    client = new WeftClient({ url: server.url, apiKey: TEST_ADMIN_KEY });
     await client.deploy(FLOW);
     worker = new Worker({
       url: server.url,
+      apiKey: TEST_ADMIN_KEY,
       handlers: {
         'restart.step': async () => {
           await new Promise((r) => setTimeout(r, 50));

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { TEST_AUTH_HEADERS } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -17,7 +18,10 @@ afterAll(async () => {
 });
 
 async function raw(path: string, init: RequestInit = {}) {
-  const res = await fetch(`${t.url}${path}`, init);
+  const res = await fetch(`${t.url}${path}`, {
+    ...init,
+    headers: { ...TEST_AUTH_HEADERS, ...(init.headers as Record<string, string>) },
+  });
   const text = await res.text();
   return { status: res.status, type: res.headers.get('content-type'), body: JSON.parse(text) };
 }

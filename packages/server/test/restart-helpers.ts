@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 
 const CLI = fileURLToPath(new URL('../../cli/dist/main.js', import.meta.url));
 
@@ -18,7 +19,9 @@ export interface ServerProcess {
 export async function startServerProcess(databaseUrl: string, port: number): Promise<ServerProcess> {
   const args = [CLI, 'server', '--database-url', databaseUrl, '--port', String(port)];
   args.push('--lease', '5s', '--heartbeat', '1s', '--log-level', 'warn');
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // The test's admin key is made on start, so the test's client and worker can call the server.
+  const env = { ...process.env, WEFT_BOOTSTRAP_ADMIN_KEY: TEST_ADMIN_KEY };
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {

@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WeftClient } from '@weft/client';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { Worker } from '@weft/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/helpers.js';
@@ -90,8 +91,13 @@ describe.skipIf(!OPENSSL)('TLS', () => {
   it('a client and a worker work a run through over mutual TLS', async () => {
     expect(t.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const tls = { caFile: files.ca, certFile: files.clientCert, keyFile: files.clientKey };
-    const client = new WeftClient({ url: t.url, tls });
-    const worker = new Worker({ url: t.url, tls, handlers: { 'tls.work': (input) => ({ seen: input }) } });
+    const client = new WeftClient({ url: t.url, apiKey: TEST_ADMIN_KEY, tls });
+    const worker = new Worker({
+      url: t.url,
+      apiKey: TEST_ADMIN_KEY,
+      tls,
+      handlers: { 'tls.work': (input) => ({ seen: input }) },
+    });
     try {
       await client.deploy(
         'name: over-tls\nnodes:\n  - { id: a, task_type: tls.work, input: { n: input.n } }\n',
@@ -115,9 +121,10 @@ describe.skipIf(!OPENSSL)('TLS', () => {
   });
 
   it('refuses a client without a client certificate, and a client that does not trust the CA', async () => {
-    const noCert = new WeftClient({ url: t.url, tls: { caFile: files.ca } });
+    const noCert = new WeftClient({ url: t.url, apiKey: TEST_ADMIN_KEY, tls: { caFile: files.ca } });
     const noCa = new WeftClient({
       url: t.url,
+      apiKey: TEST_ADMIN_KEY,
       tls: { certFile: files.clientCert, keyFile: files.clientKey },
     });
     try {

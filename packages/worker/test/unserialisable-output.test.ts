@@ -1,3 +1,4 @@
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { TerminalError, Worker } from '@weft/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/helpers.js';
@@ -51,6 +52,7 @@ describe('an output the worker cannot serialise', () => {
     // Every task leased in one poll and finished at once: their reports go in one batch.
     const worker = new Worker({
       url: t.url,
+      apiKey: TEST_ADMIN_KEY,
       concurrency: 10,
       handlers: {
         'sdk.odd': async (input) => {

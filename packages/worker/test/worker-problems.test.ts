@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { Worker } from '@weft/worker';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/helpers.js';
@@ -114,7 +115,7 @@ describe('worker problems', () => {
         return { late: true };
       },
     };
-    const quiet = new Worker({ url: t.url, handlers, logger: null });
+    const quiet = new Worker({ url: t.url, apiKey: TEST_ADMIN_KEY, handlers, logger: null });
     await quiet.start();
     const first = (await t.call('POST', '/v1/runs', { definition: 'lost' })).body.id as string;
     await until(() => started === 1, 'the quiet worker took the task');
@@ -123,7 +124,7 @@ describe('worker problems', () => {
     await quiet.stop();
     expect(ours()).toEqual([]);
 
-    const loud = new Worker({ url: t.url, handlers });
+    const loud = new Worker({ url: t.url, apiKey: TEST_ADMIN_KEY, handlers });
     await loud.start();
     const second = (await t.call('POST', '/v1/runs', { definition: 'lost' })).body.id as string;
     await until(() => started === 2, 'the default worker took the task');
