@@ -37,12 +37,18 @@ export function openApiRoutes(app: FastifyInstance): void {
         title: 'Weft HTTP API',
         version,
         description:
-          "Weft's HTTP API: definitions, runs, history, the worker protocol and operations. Requests name their namespace in the x-weft-namespace header (default `default`).",
+          "Weft's HTTP API: definitions, runs, history, the worker protocol and operations. Requests name their namespace in the x-weft-namespace header (default `default`) and carry an API key as `Authorization: Bearer <key>`.",
       },
+      components: {
+        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'A Weft API key' } },
+      },
+      security: [{ apiKey: [] }],
     },
     transform: ({ schema, url, route }) => {
       const area = /^\/v1\/([^/]+)/.exec(url)?.[1] ?? 'server';
       const tagged = { ...(schema ?? {}), tags: [area] } as Record<string, unknown>;
+      // Liveness, readiness and this document answer without a key.
+      if ((route.config as { auth?: unknown } | undefined)?.auth === 'public') tagged.security = [];
       if (route.method !== 'HEAD')
         tagged.response = { '4xx': errorAnswer, '5xx': errorAnswer, ...(schema?.response ?? {}) };
       return { schema: tagged as never, url };

@@ -80,6 +80,24 @@ describe('the OpenAPI document', () => {
     for (const ops of Object.values(served.paths))
       for (const op of Object.values(ops)) expect(Object.keys(op.responses)).toContain('4XX');
   });
+
+  it('asks for a bearer API key everywhere but on the routes that answer without one', () => {
+    const doc = served as unknown as {
+      components: { securitySchemes: Record<string, unknown> };
+      security: unknown[];
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+    };
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.security).toEqual([{ apiKey: [] }]);
+    const open = Object.entries(doc.paths)
+      .flatMap(([path, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => op.security?.length === 0)
+          .map(([m]) => `${m.toUpperCase()} ${path}`),
+      )
+      .sort();
+    expect(open).toEqual(['GET /healthz', 'GET /livez', 'GET /openapi.json', 'GET /readyz']);
+  });
 });
 
 describe('the TypeScript client agrees with the document', () => {
