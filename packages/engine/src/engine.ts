@@ -9,6 +9,7 @@ import { createOutbound } from './outbound/outbound.js';
 import type { Destination } from './outbox/destination.js';
 import { runEffectsDestination } from './outbox/run-effects.js';
 import { webhookDestination } from './outbox/webhook.js';
+import { checkSecretsNamed, secretsNamedBy } from './secrets/placeholders.js';
 import { SecretBox } from './secrets/secret-box.js';
 import { SecretService } from './secrets/secret-service.js';
 import { MemorySecretStore } from './secrets/secret-store.js';
@@ -91,6 +92,8 @@ export class Engine {
         [HTTP_TASK_TYPE]: httpTaskHandler(outbound, async (runId, names) => {
           if (names.length === 0) return new Map();
           const run = await ctx.store.getRun(runId);
+          const deployed = run ? await ctx.store.getDefinitionById(run.definitionId) : null;
+          checkSecretsNamed(names, secretsNamedBy(deployed?.definition));
           return this.secrets.resolve(run?.namespace ?? '', names);
         }),
       },

@@ -36,8 +36,8 @@ afterAll(async () => {
   await new Promise((r) => echo?.close(r));
 });
 
-async function runToEnd(definition: string) {
-  const started = await t.call('POST', '/v1/runs', { definition, input: {} });
+async function runToEnd(definition: string, input: Record<string, unknown> = {}) {
+  const started = await t.call('POST', '/v1/runs', { definition, input });
   expect(started.status).toBe(201);
   for (let i = 0; i < 200; i++) {
     const r = await t.call('GET', `/v1/runs/${started.body.id}`);
@@ -118,6 +118,19 @@ nodes:
     expect(text).toContain('API_TOKEN');
     expect(text).not.toContain(TOKEN);
     expect(text).not.toContain(Buffer.from(TOKEN).toString('hex'));
+  });
+
+  it("are never filled from a placeholder that arrives in a run's input", async () => {
+    await t.call(
+      'POST',
+      '/v1/definitions',
+      `name: forwards-input\nnodes:\n  - { id: call, kind: http, method: POST, url: "'${echoBase}/fwd'", body: { note: "input.note" } }\n`,
+    );
+    const before = seen.length;
+    const run = await runToEnd('forwards-input', { note: '{{secrets.API_TOKEN}}' });
+    expect(run.status).toBe('failed');
+    expect(run.error.message).toContain('does not name secrets.API_TOKEN');
+    expect(seen.slice(before).map((s) => s.url)).toEqual([]);
   });
 
   it('fail an http node for good when one is not set, naming how to set it', async () => {

@@ -1,4 +1,4 @@
-import { type Json, SECRET_PLACEHOLDER, secretNamesIn } from '@weft/core';
+import { type Json, SECRET_PLACEHOLDER, secretNamesIn, WeftError } from '@weft/core';
 
 /** What a secret's value is replaced with wherever it would be shown or stored. */
 export const REDACTED = '[redacted]';
@@ -32,4 +32,27 @@ function mapStrings(value: Json, f: (s: string) => string): Json {
   if (value && typeof value === 'object')
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [f(k), mapStrings(v as Json, f)]));
   return value;
+}
+
+/** `secrets.NAME` where an expression reads it (not `input.secrets.NAME`), or a literal placeholder. */
+const SECRET_REFERENCE = /(?<![A-Za-z0-9_.$])secrets\.([A-Za-z_][A-Za-z0-9_]{0,127})/g;
+
+/** The secrets a deployed definition names, in its expressions or as literal placeholders. */
+export function secretsNamedBy(definition: unknown): Set<string> {
+  return new Set([...JSON.stringify(definition ?? null).matchAll(SECRET_REFERENCE)].map((m) => m[1]!));
+}
+
+/**
+ * Refuses placeholders for secrets the run's definition does not name. A placeholder is only text, so one
+ * can arrive in a request through a run's input; filled, it would send a secret of the namespace wherever
+ * the caller's input leads. Only secrets the deployed definition names are ever filled.
+ */
+export function checkSecretsNamed(names: readonly string[], named: ReadonlySet<string>): void {
+  const foreign = names.filter((n) => !named.has(n));
+  if (foreign.length === 0) return;
+  const name = foreign[0]!;
+  throw new WeftError(
+    'secret_not_named',
+    `the request holds the placeholder {{secrets.${name}}}, but the run's definition does not name secrets.${name}: a secret is filled in only where the deployed definition names it, never from a run's input; name it in the definition's http node if it belongs there`,
+  );
 }
