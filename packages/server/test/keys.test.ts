@@ -159,6 +159,7 @@ describe('who did it', () => {
       .map((e: { type: string; data: { by: string } }) => [e.type, e.data.by]);
     expect(by).toEqual(
       expect.arrayContaining([
+        ['run.started', 'ops-alice'],
         ['signal.received', 'ops-alice (for forged-name)'],
         [expect.stringMatching(/cancel/), 'ops-alice'],
       ]),
@@ -180,6 +181,12 @@ describe('who did it', () => {
           action: 'limit.set',
           namespace: 'acts',
           target: 'quota',
+        }),
+        expect.objectContaining({
+          actor: 'ops-alice',
+          action: 'definition.deploy',
+          namespace: 'acts',
+          target: 'acted@1',
         }),
         expect.objectContaining({
           actor: 'ops-alice',

@@ -15,7 +15,8 @@ export type TimerPurpose = {
 
 /** Everything that can happen to a run. The decider handles exactly one at a time. */
 export type RunEvent =
-  | { readonly kind: 'run_started' }
+  /** `by`: who started the run (an API key's name), recorded in the run's history. */
+  | { readonly kind: 'run_started'; readonly by?: string }
   | {
       readonly kind: 'node_completed';
       readonly nodeId: string;

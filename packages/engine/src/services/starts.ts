@@ -60,6 +60,7 @@ export async function startBatch(ctx: StartDeps, requests: readonly StartRequest
 interface AcceptedStart {
   readonly index: number;
   readonly run: NewRun;
+  readonly by?: string;
 }
 
 /** A start answered by the run another start with the same key made. */
@@ -114,6 +115,7 @@ async function checkStarts(
       const input = await ctx.payloads.offload(request.input, 'the run input');
       accepted.push({
         index,
+        ...(request.by ? { by: request.by } : {}),
         run: {
           id: uuidv7(),
           namespace: request.namespace,
@@ -185,9 +187,13 @@ async function insertStarts(ctx: StartDeps, accepted: readonly AcceptedStart[]):
       orphans.length > 0 ? tx.releaseIdempotencyKeys(orphans) : Promise.resolve(),
     ]);
     for (const run of locked) ctx.runs.remember(run.id, run.definitionId);
+    const startedBy = new Map(accepted.flatMap((a) => (a.by ? [[a.run.id, a.by] as const] : [])));
     await ctx.evaluator.decideRuns(
       tx,
-      locked.map((run) => ({ run, claimed: false, fresh: true, own: [{ kind: 'run_started' }] })),
+      locked.map((run) => {
+        const by = startedBy.get(run.id);
+        return { run, claimed: false, fresh: true, own: [{ kind: 'run_started', ...(by ? { by } : {}) }] };
+      }),
       pass,
     );
     await pass.finish(tx);

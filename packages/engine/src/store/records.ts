@@ -222,6 +222,8 @@ export interface StartRequest {
    */
   readonly idempotencyKey?: string;
   readonly onDuplicate?: 'return' | 'error';
+  /** Who asked (an API key's name): recorded in the run's history with its start. */
+  readonly by?: string;
 }
 
 /** A worker's report on an attempt it holds. */

@@ -38,6 +38,12 @@ export function actorOf(request: FastifyRequest, note?: string): string {
   return note && note !== p.name ? `${p.name} (for ${note})` : p.name;
 }
 
+/** `{ by }` with the calling key's name, or nothing when the server runs without keys. */
+export function keyNameOf(request: FastifyRequest): { by?: string } {
+  const p = request.principal;
+  return !p || p === NO_AUTH_PRINCIPAL ? {} : { by: p.name };
+}
+
 /** Notes an administrative change made by a request, in the namespace it acted in unless told. */
 export async function audit(
   request: FastifyRequest,

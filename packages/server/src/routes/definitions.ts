@@ -2,6 +2,7 @@ import { WeftError } from '@weft/core';
 import type { Engine } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
+import { audit } from './audit.js';
 
 /** Deploying and reading definitions. */
 export function definitionRoutes(app: FastifyInstance, engine: Engine): void {
@@ -16,6 +17,8 @@ export function definitionRoutes(app: FastifyInstance, engine: Engine): void {
       );
     }
     const { record, created } = await engine.definitions.deploy(namespaceOf(request), source);
+    if (created)
+      await audit(request, 'definition.deploy', `${record.name}@${record.version}`, { hash: record.hash });
     return reply.status(created ? 201 : 200).send({
       name: record.name,
       version: record.version,

@@ -4,7 +4,7 @@ import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { historyJson, runJson, taskJson } from '../wire.js';
-import { actorOf } from './audit.js';
+import { actorOf, keyNameOf } from './audit.js';
 import { digitsField, versionField } from './fields.js';
 
 const startSchema = {
@@ -73,6 +73,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
       input: input === undefined ? {} : input,
       ...(key !== undefined ? { idempotencyKey: key } : {}),
       ...(on_duplicate !== undefined ? { onDuplicate: on_duplicate } : {}),
+      ...keyNameOf(request),
     });
     const shown = await engine.context.payloads.resolveFields(run, ['input', 'output']);
     // 201 for a new run, 200 for the run an earlier start with the same key made.
