@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../packages/server/test/helpers.js';
 
@@ -110,9 +111,10 @@ await worker.stop();
 await client.close();
 `,
       );
+      // The client and the worker take the server's key from WEFT_API_KEY, as an installed app would.
       const { stdout } = await run(process.execPath, ['main.mjs', t.url], {
         cwd: app,
-        env,
+        env: { ...env, WEFT_API_KEY: TEST_ADMIN_KEY },
         timeout: INSTALL_BOUND_MS,
       });
       expect(JSON.parse(stdout.trim())).toEqual({ a: { doubled: 42 } });

@@ -5,6 +5,7 @@ import {
   WeftApiError,
   WeftClient,
 } from '@weft/client';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { TerminalError, Worker } from '@weft/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/helpers.js';
@@ -14,12 +15,13 @@ let client: WeftClient;
 let worker: Worker;
 beforeAll(async () => {
   t = await startTestServer();
-  client = new WeftClient({ url: t.url });
+  client = new WeftClient({ url: t.url, apiKey: TEST_ADMIN_KEY });
   await client.deploy('name: double\nnodes:\n  - { id: a, task_type: rr.double, input: { n: input.n } }\n');
   await client.deploy('name: decline\nnodes:\n  - { id: charge, task_type: rr.decline }\n');
   await client.deploy('name: idle\nnodes:\n  - { id: a, task_type: rr.nobody }\n');
   worker = new Worker({
     url: t.url,
+    apiKey: TEST_ADMIN_KEY,
     logger: null,
     handlers: {
       'rr.double': (input) => ({ doubled: (input as { n: number }).n * 2 }),
