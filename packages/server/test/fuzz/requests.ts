@@ -1,4 +1,5 @@
 import type { RouteInfo } from '@weft/server';
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import { HOSTILE_NUMBERS, hostileString, type Known, type Random, randomJson, validFor } from './values.js';
 
 /** One generated request, and the shape of input it tries. */
@@ -37,6 +38,21 @@ export function generate(r: Random, route: RouteInfo, known: Known): FuzzRequest
       else delete headers['content-type'];
       shapes.push('content-type');
     }
+  }
+  // The test's admin key, so requests reach the routes behind authentication; now and then a hostile one.
+  headers.authorization = `Bearer ${TEST_ADMIN_KEY}`;
+  if (r.chance(0.04)) {
+    const hostile = r.pick([
+      '',
+      'Bearer',
+      'Bearer ',
+      'Basic abc',
+      `Bearer ${'k'.repeat(5000)}`,
+      'Bearer weft_x_y',
+    ]);
+    if (hostile) headers.authorization = hostile;
+    else delete headers.authorization;
+    shapes.push('authorization');
   }
   if (r.chance(0.05)) {
     headers['x-weft-namespace'] = r.pick(['default', 'other', 'Bad Name', 'x'.repeat(80), 'ns-%']);
