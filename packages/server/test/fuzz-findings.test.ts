@@ -55,6 +55,13 @@ describe('found by the fuzz test', () => {
     expect(many.status).toBe(400);
   });
 
+  it('an audit list cursor past the largest bigint is refused, not a failed statement', async () => {
+    const before = await t.call('GET', '/v1/audit?before=9223372036854776000');
+    expect(before.status).toBe(400);
+    expect(before.body.error.code).toBe('bad_request');
+    expect((await t.call('GET', '/v1/audit?before=12')).status).toBe(200);
+  });
+
   it('setting a limit while another request lifts it answers with the limit set', async () => {
     for (let round = 0; round < 5; round++) {
       const answers = await Promise.all(

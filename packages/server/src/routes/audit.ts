@@ -2,6 +2,7 @@ import type { AuditEntry, PgApiKeys } from '@weft/postgres';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { NO_AUTH_PRINCIPAL } from '../auth/rules.js';
 import { namespaceOf } from '../namespace.js';
+import { ROW_ID_PATTERN } from './fields.js';
 
 const auditQuery = {
   querystring: {
@@ -9,7 +10,8 @@ const auditQuery = {
     additionalProperties: false,
     properties: {
       limit: { type: 'string', pattern: '^(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$' },
-      before: { type: 'string', pattern: '^[0-9]{1,19}$' },
+      // A bigint row id: 19 digits could overflow the column.
+      before: { type: 'string', pattern: ROW_ID_PATTERN },
     },
   },
 };
