@@ -81,7 +81,12 @@ export function problemsMessage(part: string, found: RequestProblems): string {
 /** Every error of `data` against `schema`, or null when it cannot (or need not) be checked again. */
 function recheck(schema: unknown, data: unknown): ErrorObject[] | null {
   if (schema === null || typeof schema !== 'object') return null;
-  const text = JSON.stringify(data ?? null) ?? '';
+  let text: string;
+  try {
+    text = JSON.stringify(data ?? null) ?? '';
+  } catch {
+    return null; // nested too deep to serialise (the stack runs out): keep the validator's first error
+  }
   if (Buffer.byteLength(text) > FULL_CHECK_MAX_BYTES) return null;
   let validate = validators.get(schema);
   if (validate === undefined) {

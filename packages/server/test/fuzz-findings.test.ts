@@ -1,3 +1,4 @@
+import { TEST_AUTH_HEADERS } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -53,6 +54,19 @@ describe('found by the fuzz test', () => {
     expect(replay.status).toBe(404);
     const many = await t.call('POST', '/v1/dead-letters/replay', { ids: ['9999999999999999999'] });
     expect(many.status).toBe(400);
+  });
+
+  it('a body nested too deep to serialise that fails validation is a 400 naming the field', async () => {
+    const deep = `${'['.repeat(20_000)}1${']'.repeat(20_000)}`;
+    const res = await fetch(`${t.url}/v1/tasks/report`, {
+      method: 'POST',
+      headers: { ...TEST_AUTH_HEADERS, 'content-type': 'application/json' },
+      body: `{"worker":"w","reports":[{"run_id":"r","task_id":"t","attempt":1,"lease_token":"l","output":${deep}}]}`,
+    });
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(res.status).toBe(400);
+    expect(body.error.code).toBe('bad_request');
+    expect(body.error.message).toContain('body.reports[0]');
   });
 
   it('an audit list cursor past the largest bigint is refused, not a failed statement', async () => {
