@@ -84,14 +84,20 @@ class PackagingTest(unittest.TestCase):
             )
             out = os.path.join(work, "out")
             os.mkdir(out)
-            build = "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))"
-            if HAS_WHEEL:
-                build += "; print(b.build_wheel(sys.argv[1]))"
-            done = subprocess.run(
-                [sys.executable, "-c", build, out], cwd=source, capture_output=True, text=True
-            )
-            self.assertEqual(done.returncode, 0, done.stderr)
-            names = done.stdout.split()[-2:] if HAS_WHEEL else done.stdout.split()[-1:]
+            # Each build in a process of its own (as a build frontend runs them), and what it made found by
+            # name: a build may print its progress on stdout too.
+            names = []
+            for kind, suffix in (("sdist", ".tar.gz"), ("wheel", ".whl")):
+                if kind == "wheel" and not HAS_WHEEL:
+                    continue
+                build = f"import sys; from setuptools import build_meta as b; b.build_{kind}(sys.argv[1])"
+                done = subprocess.run(
+                    [sys.executable, "-c", build, out], cwd=source, capture_output=True, text=True
+                )
+                self.assertEqual(done.returncode, 0, done.stderr)
+                made = [n for n in os.listdir(out) if n.endswith(suffix)]
+                self.assertEqual(len(made), 1, f"{kind}: {os.listdir(out)}\n{done.stdout[-2000:]}")
+                names += made
             with tarfile.open(os.path.join(out, names[0])) as sdist:
                 members = sdist.getnames()
                 info = sdist.extractfile(next(m for m in members if m.endswith("/PKG-INFO"))).read().decode()
