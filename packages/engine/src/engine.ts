@@ -92,8 +92,8 @@ export class Engine {
         [HTTP_TASK_TYPE]: httpTaskHandler(outbound, async (runId, names) => {
           if (names.length === 0) return new Map();
           const run = await ctx.store.getRun(runId);
-          const deployed = run ? await ctx.store.getDefinitionById(run.definitionId) : null;
-          checkSecretsNamed(names, secretsNamedBy(deployed?.definition));
+          const workflow = run ? await ctx.definitions.workflow(run.definitionId) : null;
+          checkSecretsNamed(names, secretsNamedBy(workflow?.definition));
           return this.secrets.resolve(run?.namespace ?? '', names);
         }),
       },

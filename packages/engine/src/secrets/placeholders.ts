@@ -37,9 +37,18 @@ function mapStrings(value: Json, f: (s: string) => string): Json {
 /** `secrets.NAME` where an expression reads it (not `input.secrets.NAME`), or a literal placeholder. */
 const SECRET_REFERENCE = /(?<![A-Za-z0-9_.$])secrets\.([A-Za-z_][A-Za-z0-9_]{0,127})/g;
 
+/** Definitions never change once deployed: each one's names are found once. */
+const named = new WeakMap<object, ReadonlySet<string>>();
+
 /** The secrets a deployed definition names, in its expressions or as literal placeholders. */
-export function secretsNamedBy(definition: unknown): Set<string> {
-  return new Set([...JSON.stringify(definition ?? null).matchAll(SECRET_REFERENCE)].map((m) => m[1]!));
+export function secretsNamedBy(definition: object | undefined): ReadonlySet<string> {
+  if (!definition) return new Set();
+  let names = named.get(definition);
+  if (!names) {
+    names = new Set([...JSON.stringify(definition).matchAll(SECRET_REFERENCE)].map((m) => m[1]!));
+    named.set(definition, names);
+  }
+  return names;
 }
 
 /**
