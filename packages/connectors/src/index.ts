@@ -7,3 +7,4 @@ export * from './redis-sink.js';
 export * from './redis-tasks.js';
 export * from './s3-blob-store.js';
 export * from './s3-signature.js';
+export * from './sink-secrets.js';

@@ -17,12 +17,26 @@ export interface NatsSinkOptions {
   readonly jetstream: boolean;
 }
 
+/**
+ * The server and credentials a NATS URL gives. The NATS client ignores a user and password written in the
+ * URL, so they are taken out of it and passed as its `user` and `pass`.
+ */
+export function natsServer(url: string): { servers: string; user?: string; pass?: string } {
+  const at = /^([a-z]+:\/\/)([^@/\s]*)@(.*)$/i.exec(url);
+  if (!at) return { servers: url };
+  const [, scheme, userinfo, rest] = at as unknown as [string, string, string, string];
+  const colon = userinfo.indexOf(':');
+  const user = decodeURIComponent(colon < 0 ? userinfo : userinfo.slice(0, colon));
+  const pass = colon < 0 ? undefined : decodeURIComponent(userinfo.slice(colon + 1));
+  return { servers: `${scheme}${rest}`, user, ...(pass === undefined ? {} : { pass }) };
+}
+
 /** A sink that publishes each message on a NATS subject, with its stable id in `Nats-Msg-Id`. */
 export function natsSink(options: NatsSinkOptions): Destination {
   let connection: Promise<NatsConnection> | null = null;
   const connected = async (): Promise<NatsConnection> => {
     if (!connection) {
-      connection = connect({ servers: options.url, timeout: 5_000, maxReconnectAttempts: -1 });
+      connection = connect({ ...natsServer(options.url), timeout: 5_000, maxReconnectAttempts: -1 });
       connection.catch(() => {
         connection = null;
       });

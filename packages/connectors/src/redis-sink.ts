@@ -29,8 +29,23 @@ export function redisClient(url: string): Redis {
  */
 export function redisStreamSink(options: RedisSinkOptions): Destination {
   let client: Redis | null = null;
+  // Why the connection last failed (a refused password, say): a command then fails only with
+  // "Connection is closed", so the cause is added to the rows' error.
+  let cause: string | null = null;
+  const failure = (error: unknown) => {
+    const text = errorText(error);
+    return `redis: ${text}${cause && !text.includes(cause) ? ` (${cause})` : ''}`;
+  };
   const connected = async () => {
-    if (!client) client = redisClient(options.url);
+    if (!client) {
+      client = redisClient(options.url);
+      client.on('error', (error) => {
+        cause = errorText(error);
+      });
+      client.on('ready', () => {
+        cause = null;
+      });
+    }
     if (client.status === 'wait') await client.connect();
     return client;
   };
@@ -62,11 +77,10 @@ export function redisStreamSink(options: RedisSinkOptions): Destination {
         const results = (await pipeline.exec()) ?? [];
         sendable.forEach(({ i }, k) => {
           const error = results[k]?.[0];
-          if (error || !results[k])
-            out[i] = { kind: 'failed', error: `redis: ${errorText(error ?? 'no reply')}` };
+          if (error || !results[k]) out[i] = { kind: 'failed', error: failure(error ?? 'no reply') };
         });
       } catch (error) {
-        for (const { i } of sendable) out[i] = { kind: 'failed', error: `redis: ${errorText(error)}` };
+        for (const { i } of sendable) out[i] = { kind: 'failed', error: failure(error) };
       }
       return out;
     },

@@ -3,6 +3,7 @@ import {
   redisTaskDestination,
   type SinkConfig,
   sinkDestinations,
+  sinksNamingSecrets,
 } from '@weft/connectors';
 import { WeftError } from '@weft/core';
 import {
@@ -126,11 +127,23 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     outbound = createOutbound(options.outboundAllow);
     // Checks the keys before anything starts, so a bad key stops the server with the setting named.
     if (options.secretsKey) new SecretBox({ current: options.secretsKey, old: options.secretsOldKeys ?? [] });
+    const needSecrets = sinksNamingSecrets(options.sinks ?? []);
+    if (needSecrets.length > 0 && !options.secretsKey)
+      throw new WeftError(
+        'bad_config',
+        `the url of sink "${needSecrets[0]}" names secrets, which this server cannot read without a key: set WEFT_SECRETS_KEY (the key the secrets were set under)`,
+      );
   } catch (e) {
     await sql.end();
     throw e instanceof WeftError ? e : new WeftError('bad_config', (e as Error).message);
   }
-  const destinations = sinkDestinations(options.sinks ?? [], outbound);
+  // Sinks read secrets through the engine's own service: the engine is made below, and nothing is
+  // delivered before it starts.
+  let secretsOf: Engine['secrets'] | undefined;
+  const destinations = sinkDestinations(options.sinks ?? [], {
+    outbound,
+    secrets: (namespace, names) => secretsOf!.resolve(namespace, names),
+  });
   let dispatcher: Dispatcher | undefined;
   let dispatch: DispatchInfo = { kind: 'table' };
   if (options.dispatcher === 'redis') {
@@ -160,6 +173,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     ...(options.blobs ? { blobs: options.blobs } : {}),
     logger,
   });
+  secretsOf = engine.secrets;
   const app = buildApp({
     ...(https ? { https } : {}),
     engine,

@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { SinkConfig } from '@weft/connectors';
 import { type EngineConfig, FolderBlobStore } from '@weft/engine';
 import {
   type RateLimit,
@@ -40,6 +41,7 @@ export async function startTestServer(
     auth?: ServeAuth;
     corsOrigins?: string[];
     rateLimit?: RateLimit;
+    sinks?: readonly SinkConfig[];
   } = {},
 ): Promise<TestServer> {
   const db = await createTestDatabase();
