@@ -79,3 +79,31 @@ nodes:
 edges:
   - { from: ask, to: decide }
 `;
+
+/** A loop of three passes and a map of three items, run by the engine alone (no worker needed). */
+export const NESTED = `name: nested
+nodes:
+  - id: poll
+    kind: loop
+    max_iterations: 5
+    while: "nodes.check.output.pass < 2"
+    body:
+      nodes:
+        - { id: check, kind: transform, value: { pass: index } }
+  - id: each
+    kind: map
+    items: "['a', 'b', 'c']"
+    body:
+      nodes:
+        - { id: price, kind: transform, value: { item: item, position: index } }
+  - { id: child, kind: sub_workflow, definition: leaf }
+edges:
+  - { from: poll, to: each }
+  - { from: each, to: child }
+`;
+
+/** The child run's definition: one transform. */
+export const LEAF = `name: leaf
+nodes:
+  - { id: answer, kind: transform, value: { leaf: true } }
+`;

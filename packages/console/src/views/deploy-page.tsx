@@ -33,8 +33,14 @@ export function DeployPage() {
   const [error, setError] = useState<unknown>(null);
   const [goTo, setGoTo] = useState<{ line: number } | null>(null);
   const upload = async (event: ChangeEvent<HTMLInputElement>) => {
-    const file = event.target.files?.[0];
-    if (file) setSource(await file.text());
+    const input = event.target;
+    const file = input.files?.[0];
+    if (!file) return;
+    setSource(await file.text());
+    setProblems([]);
+    setMessage(null);
+    // The same file loaded again, after editing, is read again.
+    input.value = '';
   };
   const check = async () => {
     setError(null);

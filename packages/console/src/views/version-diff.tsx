@@ -8,7 +8,13 @@ import { useNamespace } from '../lib/namespace-context.js';
 export function VersionDiff(props: { name: string; versions: number[]; to: number }) {
   const ns = useNamespace();
   const others = props.versions.filter((v) => v !== props.to);
-  const [from, setFrom] = useState<number>(others.filter((v) => v < props.to).at(-1) ?? others[0]!);
+  // The version picked to compare with, unless the page has since moved to that very version: then the
+  // one before the shown version again (never a version against itself).
+  const [picked, setFrom] = useState<number | null>(null);
+  const from =
+    picked !== null && others.includes(picked)
+      ? picked
+      : (others.filter((v) => v < props.to).at(-1) ?? others[0]!);
   const read = (v: number) => ({
     queryKey: ['definition', ns, props.name, v],
     queryFn: () => api.definitionVersion(props.name, v),
