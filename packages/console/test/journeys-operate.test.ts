@@ -121,9 +121,11 @@ describe.skipIf(missing !== null)('console journeys: operating', () => {
     await context.close();
   });
 
-  it('shows schedules with their next fire times and pauses one; limits with their use; workers seen', async () => {
+  it('shows schedules with their next fire times, pauses and resumes one; limits and the quota with their use; workers seen', async () => {
     await t.call('PUT', '/v1/schedules/hourly-check', { definition: 'waiting', cron: '0 * * * *' });
     await t.call('PUT', '/v1/limits/semaphore/printer', { max: 3 });
+    await t.call('PUT', '/v1/limits/quota', { max: 1000 });
+    await t.call('POST', '/v1/runs', { definition: 'waiting' });
     await t.call('POST', '/v1/tasks/poll', {
       worker: 'label-printer-7',
       task_types: ['labels.print'],
@@ -141,9 +143,22 @@ describe.skipIf(missing !== null)('console journeys: operating', () => {
       .click();
     await eventually(() => row.textContent()).toContain('none while paused');
     expect((await t.call('GET', '/v1/schedules/hourly-check')).body.paused).toBe(true);
+    await row.getByRole('button', { name: 'Resume hourly-check' }).click();
+    await page
+      .getByRole('dialog', { name: 'Resume schedule hourly-check' })
+      .getByRole('button', { name: /Confirm/ })
+      .click();
+    await eventually(() => row.locator('li').count()).toBe(3);
+    expect((await t.call('GET', '/v1/schedules/hourly-check')).body.paused).toBe(false);
     await page.getByRole('link', { name: 'Limits' }).click();
     await eventually(() => page.getByRole('row').filter({ hasText: 'printer' }).textContent()).toContain(
       '0 / 3',
+    );
+    // The quota counts the runs running now: at least the one waiting below.
+    const running = (await t.call('GET', '/v1/runs/count?status=running')).body.count;
+    expect(running).toBeGreaterThan(0);
+    await eventually(() => page.getByRole('row').filter({ hasText: 'Quota' }).textContent()).toContain(
+      `${running} / 1000`,
     );
     await page.getByRole('link', { name: 'Workers' }).click();
     await eventually(() =>

@@ -98,6 +98,26 @@ describe.skipIf(missing !== null)('console journeys: reaching into runs, version
     await context.close();
   });
 
+  it("shows a node's output kept in the blob store, resolved, in its JSON viewer", async () => {
+    const copy = 'name: copy\nnodes:\n  - { id: copy, kind: transform, value: { text: input.text } }\n';
+    expect((await t.call('POST', '/v1/definitions', copy)).status).toBe(201);
+    // Over the 256 KB threshold: PostgreSQL keeps a reference, the blob store the value.
+    const text = `${'x'.repeat(300_000)}-END-OF-TEXT`;
+    const run = await t.call('POST', '/v1/runs', { definition: 'copy', input: { text } });
+    await until(async () => (await t.call('GET', `/v1/runs/${run.body.id}`)).body.status === 'completed');
+    const [stored] = await t.db.sql<{ input: string }[]>`
+      SELECT input::text AS input FROM weft.runs WHERE id = ${run.body.id}::uuid`;
+    expect(stored!.input).toContain('$weft_blob');
+    const { page, context, errors: pageErrors } = await openPage(browser);
+    await page.goto(`${t.url}/runs/${run.body.id}`);
+    await node(page, 'copy').click();
+    await eventually(async () =>
+      ((await page.getByRole('figure', { name: 'Output of copy' }).textContent()) ?? '').slice(-40),
+    ).toContain('-END-OF-TEXT');
+    errors.push(...pageErrors);
+    await context.close();
+  });
+
   it('deploys by uploading a file: a mistake shown at its line, then a second version, its diff and versions', async () => {
     expect((await t.call('POST', '/v1/definitions', ORDER)).status).toBe(201);
     const { page, context, errors: pageErrors } = await openPage(browser);
