@@ -11,7 +11,7 @@ import {
   screenshotDir,
   startConsoleServer,
 } from './browser.js';
-import { APPROVAL, AUDITED, ORDER, WAITING } from './fixtures.js';
+import { APPROVAL, AUDITED, LEAF, NESTED, ORDER, WAITING } from './fixtures.js';
 
 // The pictures of docs/console.md, taken when WEFT_SCREENSHOTS is set (`npm run screenshots`): each view
 // in light and dark, 1280 and 768 pixels wide, from a server holding a little of everything.
@@ -27,7 +27,7 @@ async function until(check: () => Promise<boolean>): Promise<void> {
 }
 
 /** Fills a server with runs in every state, a human task, a dead letter, a schedule, limits and a worker. */
-async function fill(t: ConsoleServer): Promise<{ completed: string; deploy: string }> {
+async function fill(t: ConsoleServer): Promise<{ completed: string; nested: string; deploy: string }> {
   for (const yaml of [
     ORDER,
     ORDER.replace('Reserve, charge, ship.', 'Reserve, charge, ship; retry charges.').replace(
@@ -37,8 +37,11 @@ async function fill(t: ConsoleServer): Promise<{ completed: string; deploy: stri
     APPROVAL,
     AUDITED,
     WAITING,
+    LEAF,
+    NESTED,
   ])
     await t.call('POST', '/v1/definitions', yaml);
+  const nested = (await t.call('POST', '/v1/runs', { definition: 'nested' })).body.id;
   await t.call('PUT', '/v1/limits/semaphore/bank', { max: 4 });
   await t.call('PUT', '/v1/limits/concurrency/shop.charge', { max: 20 });
   await t.call('PUT', '/v1/limits/quota', { max: 1000 });
@@ -82,6 +85,7 @@ async function fill(t: ConsoleServer): Promise<{ completed: string; deploy: stri
   await until(async () => (await t.call('GET', '/v1/dead-letters')).body.items.length > 0);
   return {
     completed: ids[0]!,
+    nested,
     deploy:
       'name: shipping\nnodes:\n  - { id: pack, task_type: ship.pack }\n  - { id: send, task_type: ship.send }\nedges:\n  - { from: pack, to: sned }\n',
   };
@@ -90,7 +94,7 @@ async function fill(t: ConsoleServer): Promise<{ completed: string; deploy: stri
 describe.skipIf(dir === null || missing !== null)('console screenshots for docs/console.md', () => {
   let t: ConsoleServer;
   let browser: Browser;
-  let data: { completed: string; deploy: string };
+  let data: { completed: string; nested: string; deploy: string };
 
   beforeAll(async () => {
     t = await startConsoleServer();
@@ -116,6 +120,18 @@ describe.skipIf(dir === null || missing !== null)('console screenshots for docs/
         await page.goto(`${t.url}/runs/${data.completed}`);
         await page.locator('.react-flow__node[data-id="charge"]').click();
         await page.getByRole('heading', { name: /Node charge/ }).waitFor();
+      },
+    ],
+    [
+      'run-loop',
+      async (page) => {
+        await page.goto(`${t.url}/runs/${data.nested}`);
+        await page.locator('.react-flow__node[data-id="each"]').click();
+        await page
+          .getByRole('group', { name: /Items of each/ })
+          .getByRole('button')
+          .first()
+          .waitFor();
       },
     ],
     [
