@@ -1,3 +1,4 @@
+import { TEST_ADMIN_KEY } from '@weft/testing';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -8,7 +9,7 @@ import {
   openPage,
   startConsoleServer,
 } from './browser.js';
-import { AUDITED, LEAF, NESTED, ORDER } from './fixtures.js';
+import { AUDITED, LEAF, NESTED, ORDER, WAITING } from './fixtures.js';
 
 const missing = missingBrowser();
 
@@ -21,6 +22,23 @@ async function until<T>(check: () => Promise<T | null | undefined | false>): Pro
     if (Date.now() > end) throw new Error('timed out waiting');
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Deploys `yaml` in `namespace` and starts a run of it there; gives the run's id. */
+async function startElsewhere(t: ConsoleServer, namespace: string, yaml: string): Promise<string> {
+  const headers = { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'x-weft-namespace': namespace };
+  const deployed = await fetch(`${t.url}/v1/definitions`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/yaml' },
+    body: yaml,
+  });
+  expect(deployed.status).toBe(201);
+  const started = await fetch(`${t.url}/v1/runs`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ definition: 'waiting' }),
+  });
+  return ((await started.json()) as { id: string }).id;
 }
 
 const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
@@ -163,6 +181,56 @@ describe.skipIf(missing !== null)('console journeys: reaching into runs, version
     await eventually(() =>
       page.getByRole('row').filter({ hasText: 'order' }).first().textContent(),
     ).toContain('v2');
+    errors.push(...pageErrors);
+    await context.close();
+  });
+
+  it('filters runs by version, idempotency key and start time, and follows the namespace picked', async () => {
+    expect((await t.call('POST', '/v1/definitions', WAITING)).status).toBe(201);
+    const v2 = WAITING.replace('duration: 1h', 'duration: 2h');
+    expect((await t.call('POST', '/v1/definitions', v2)).body.version).toBe(2);
+    const first = await t.call('POST', '/v1/runs', { definition: 'waiting', version: 1 });
+    const keyed = await t.call('POST', '/v1/runs', { definition: 'waiting', idempotency_key: 'order-A-77' });
+    await t.call('POST', '/v1/runs', { definition: 'waiting' });
+    const elsewhere = await startElsewhere(t, 'shipping', WAITING);
+    const { page, context, errors: pageErrors } = await openPage(browser);
+    await page.goto(`${t.url}/runs`);
+    const filters = page.getByRole('form', { name: 'Filter runs' });
+    const rows = page.locator('table.grid tbody tr');
+    const apply = () => filters.getByRole('button', { name: 'Apply filters' }).click();
+    const shown = async () =>
+      page.locator('table.grid tbody tr a[title]').evaluateAll((as) => as.map((a) => a.title));
+    await filters.getByLabel('Definition').selectOption('waiting');
+    await filters.getByLabel('Version').fill('1');
+    await apply();
+    await eventually(shown).toEqual([first.body.id]);
+    await filters.getByRole('button', { name: 'Clear' }).click();
+    await filters.getByLabel('Idempotency key').fill('order-A-77');
+    await apply();
+    await eventually(shown).toEqual([keyed.body.id]);
+    expect(page.url()).toContain('idempotency_key=order-A-77');
+    await filters.getByRole('button', { name: 'Clear' }).click();
+    // A start-time range: before a minute ago holds none of these runs; after it holds all three.
+    const minuteAgo = await page.evaluate((ms) => {
+      const d = new Date(ms);
+      const p = (n: number) => String(n).padStart(2, '0');
+      return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+    }, Date.now() - 60_000);
+    await filters.getByLabel('Definition').selectOption('waiting');
+    await filters.getByLabel('Started before').fill(minuteAgo);
+    await apply();
+    await eventually(() => rows.count()).toBe(0);
+    await filters.getByLabel('Started before').fill('');
+    await filters.getByLabel('Started after').fill(minuteAgo);
+    await apply();
+    await eventually(() => rows.count()).toBe(3);
+    expect(page.url()).toContain('started_after=');
+    // Another namespace: only its runs.
+    await filters.getByRole('button', { name: 'Clear' }).click();
+    const namespace = page.getByRole('combobox', { name: 'Namespace' });
+    await namespace.fill('shipping');
+    await namespace.press('Enter');
+    await eventually(shown).toEqual([elsewhere]);
     errors.push(...pageErrors);
     await context.close();
   });
