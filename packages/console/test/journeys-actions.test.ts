@@ -106,7 +106,7 @@ describe.skipIf(missing !== null)('console journeys: every operator action', () 
     await context.close();
   });
 
-  it('terminates a run only once a reason is given', async () => {
+  it('terminates a run only with a reason; a dialog left open while the run ends shows the refusal', async () => {
     const run = await t.call('POST', '/v1/runs', { definition: 'waiting' });
     const { page, context, errors: pageErrors } = await openPage(browser);
     await page.goto(`${t.url}/runs/${run.body.id}`);
@@ -117,10 +117,23 @@ describe.skipIf(missing !== null)('console journeys: every operator action', () 
     expect(await confirm.isDisabled()).toBe(true);
     await dialog.getByLabel(/Reason/).fill('the stock count is wrong');
     expect(await confirm.isDisabled()).toBe(false);
+    // Another operator cancels the run meanwhile: the page follows it live, and the open dialog stays.
+    await t.call('POST', `/v1/runs/${run.body.id}/cancel`, { reason: 'cancelled elsewhere' });
+    await eventually(() => runStatus(page).textContent()).toBe('cancelled');
+    expect(await page.getByRole('button', { name: 'Terminate', exact: true }).count()).toBe(0);
+    expect(await dialog.getByLabel(/Reason/).inputValue()).toBe('the stock count is wrong');
     await confirm.click();
+    await eventually(() => dialog.getByRole('alert').textContent()).toMatch(/cancelled/);
+    await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await eventually(() => page.getByRole('dialog').count()).toBe(0);
+
+    const second = await t.call('POST', '/v1/runs', { definition: 'waiting' });
+    await page.goto(`${t.url}/runs/${second.body.id}`);
+    await eventually(() => node(page, 'hold').getAttribute('aria-label')).toContain('running');
+    await act(page, 'Terminate', 'Terminate this run', 'the stock count is wrong');
     await eventually(() => runStatus(page).textContent()).toBe('terminated');
     await eventually(() => page.locator('.timeline').textContent()).toContain('the stock count is wrong');
-    expect((await t.call('GET', `/v1/runs/${run.body.id}/history`)).body.events.at(-1).type).toBe(
+    expect((await t.call('GET', `/v1/runs/${second.body.id}/history`)).body.events.at(-1).type).toBe(
       'run.terminated',
     );
     errors.push(...pageErrors);

@@ -4,7 +4,9 @@ import { ErrorNote } from './error-note.js';
 
 /**
  * An operator action behind a confirmation: the dialog says what will happen, asks for a reason (kept in
- * the run's history), and shows the server's refusal when there is one.
+ * the run's history), and shows the server's refusal when there is one. `hidden` hides the button when
+ * the action does not apply; a dialog already open stays open, so a page updated live (the run changed
+ * meanwhile) does not take away what the operator was typing, and a confirm then shows the refusal.
  */
 export function ConfirmAction(props: {
   label: string;
@@ -13,6 +15,7 @@ export function ConfirmAction(props: {
   reasonRequired?: boolean;
   danger?: boolean;
   disabled?: boolean;
+  hidden?: boolean;
   children?: ReactNode;
   /** Does the action with the reason; a thrown error is shown in the dialog. */
   act: (reason: string) => Promise<unknown>;
@@ -37,14 +40,16 @@ export function ConfirmAction(props: {
   const missing = props.reasonRequired && reason.trim() === '';
   return (
     <>
-      <button
-        type="button"
-        className={props.danger ? 'danger' : 'secondary'}
-        disabled={props.disabled}
-        onClick={() => setOpen(true)}
-      >
-        {props.label}
-      </button>
+      {!props.hidden && (
+        <button
+          type="button"
+          className={props.danger ? 'danger' : 'secondary'}
+          disabled={props.disabled}
+          onClick={() => setOpen(true)}
+        >
+          {props.label}
+        </button>
+      )}
       <Dialog open={open} title={props.title} onClose={() => setOpen(false)}>
         <form
           onSubmit={(event) => {

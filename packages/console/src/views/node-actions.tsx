@@ -42,62 +42,53 @@ export function NodeActions(props: {
   return (
     <fieldset className="node-actions">
       <legend className="visually-hidden">{`Actions on node ${nodeId}`}</legend>
-      {finished && (
-        <ConfirmAction
-          label="Rerun from here"
-          title={`Rerun from ${nodeId}`}
-          explain={`The run opens again: ${nodeId} and every node after it run again as new attempts; nodes before it keep their outputs.`}
-          act={async (reason) => {
-            await api.runAction(run.id, 'rerun', {
-              by: 'console',
-              node: nodeId,
-              ...at,
-              ...(reason ? { reason } : {}),
-            });
-            done();
-          }}
-        />
-      )}
-      {!finished && open && (
-        <>
-          <ConfirmAction
-            label="Skip"
-            title={`Skip ${nodeId}`}
-            explain="The node is marked skipped and the run goes on as if it had completed with no output."
-            act={byNode('skip', {})}
-          />
-          <ConfirmAction
-            label="Complete"
-            title={`Complete ${nodeId} by hand`}
-            explain="The node completes with the output you give; what runs after it reads that output."
-            act={(reason) => byNode('complete', { output: parseOutput(output) })(reason)}
-          >
-            <label>
-              Output (JSON)
-              <textarea
-                className="mono"
-                rows={3}
-                value={output}
-                onChange={(e) => setOutput(e.target.value)}
-              />
-            </label>
-          </ConfirmAction>
-          <ConfirmAction
-            label="Fail"
-            title={`Fail ${nodeId} by hand`}
-            danger
-            explain="The node's current attempt fails with your message; its retry policy decides what follows."
-            act={(reason) =>
-              byNode('fail', { error: { message: message || 'failed by an operator' } })(reason)
-            }
-          >
-            <label>
-              Error message
-              <input value={message} onChange={(e) => setMessage(e.target.value)} />
-            </label>
-          </ConfirmAction>
-        </>
-      )}
+      <ConfirmAction
+        hidden={!finished}
+        label="Rerun from here"
+        title={`Rerun from ${nodeId}`}
+        explain={`The run opens again: ${nodeId} and every node after it run again as new attempts; nodes before it keep their outputs.`}
+        act={async (reason) => {
+          await api.runAction(run.id, 'rerun', {
+            by: 'console',
+            node: nodeId,
+            ...at,
+            ...(reason ? { reason } : {}),
+          });
+          done();
+        }}
+      />
+      <ConfirmAction
+        hidden={finished || !open}
+        label="Skip"
+        title={`Skip ${nodeId}`}
+        explain="The node is marked skipped and the run goes on as if it had completed with no output."
+        act={byNode('skip', {})}
+      />
+      <ConfirmAction
+        hidden={finished || !open}
+        label="Complete"
+        title={`Complete ${nodeId} by hand`}
+        explain="The node completes with the output you give; what runs after it reads that output."
+        act={(reason) => byNode('complete', { output: parseOutput(output) })(reason)}
+      >
+        <label>
+          Output (JSON)
+          <textarea className="mono" rows={3} value={output} onChange={(e) => setOutput(e.target.value)} />
+        </label>
+      </ConfirmAction>
+      <ConfirmAction
+        hidden={finished || !open}
+        label="Fail"
+        title={`Fail ${nodeId} by hand`}
+        danger
+        explain="The node's current attempt fails with your message; its retry policy decides what follows."
+        act={(reason) => byNode('fail', { error: { message: message || 'failed by an operator' } })(reason)}
+      >
+        <label>
+          Error message
+          <input value={message} onChange={(e) => setMessage(e.target.value)} />
+        </label>
+      </ConfirmAction>
     </fieldset>
   );
 }

@@ -17,49 +17,44 @@ export function RunActions(props: { run: Run; onDone: () => void }) {
   return (
     <fieldset className="run-actions">
       <legend className="visually-hidden">Run actions</legend>
-      {run.status === 'running' && (
-        <ConfirmAction
-          label="Pause"
-          title="Pause this run"
-          explain="Nothing new starts while the run is paused; running attempts finish. Signals wait in its inbox."
-          act={act('pause')}
-        />
-      )}
-      {run.status === 'paused' && (
-        <ConfirmAction
-          label="Resume"
-          title="Resume this run"
-          explain="The run goes on where it stopped."
-          act={act('resume')}
-        />
-      )}
-      {live && (
-        <ConfirmAction
-          label="Cancel"
-          title="Cancel this run"
-          danger
-          explain="Open work is cancelled, child runs too, and compensations run if the workflow has them."
-          act={act('cancel')}
-        />
-      )}
-      {live && (
-        <ConfirmAction
-          label="Terminate"
-          title="Terminate this run"
-          danger
-          reasonRequired
-          explain="The run ends at once: no compensation runs, child runs are terminated."
-          act={act('terminate')}
-        />
-      )}
-      {['failed', 'cancelled', 'terminated'].includes(run.status) && (
-        <ConfirmAction
-          label="Retry"
-          title="Retry this run"
-          explain="Every node that did not complete runs again, as a new attempt; completed nodes keep their output."
-          act={act('retry')}
-        />
-      )}
+      <ConfirmAction
+        hidden={run.status !== 'running'}
+        label="Pause"
+        title="Pause this run"
+        explain="Nothing new starts while the run is paused; running attempts finish. Signals wait in its inbox."
+        act={act('pause')}
+      />
+      <ConfirmAction
+        hidden={run.status !== 'paused'}
+        label="Resume"
+        title="Resume this run"
+        explain="The run goes on where it stopped."
+        act={act('resume')}
+      />
+      <ConfirmAction
+        hidden={!live}
+        label="Cancel"
+        title="Cancel this run"
+        danger
+        explain="Open work is cancelled, child runs too, and compensations run if the workflow has them."
+        act={act('cancel')}
+      />
+      <ConfirmAction
+        hidden={!live}
+        label="Terminate"
+        title="Terminate this run"
+        danger
+        reasonRequired
+        explain="The run ends at once: no compensation runs, child runs are terminated."
+        act={act('terminate')}
+      />
+      <ConfirmAction
+        hidden={!['failed', 'cancelled', 'terminated'].includes(run.status)}
+        label="Retry"
+        title="Retry this run"
+        explain="Every node that did not complete runs again, as a new attempt; completed nodes keep their output."
+        act={act('retry')}
+      />
     </fieldset>
   );
 }
