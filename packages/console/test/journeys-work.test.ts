@@ -184,6 +184,10 @@ describe.skipIf(missing !== null)('console journeys: people and machines', () =>
       '/deploy',
       '/inbox',
       '/outbox',
+      '/definitions',
+      '/schedules',
+      '/limits',
+      '/workers',
     ]) {
       await page.goto(`${t.url}${path}`);
       await page.locator('main h1').first().waitFor();
@@ -197,5 +201,38 @@ describe.skipIf(missing !== null)('console journeys: people and machines', () =>
     }
     errors.push(...pageErrors);
     await context.close();
+  });
+
+  it('fits 768 pixels wide in dark and 1280 in light: no page scrolls sideways', async () => {
+    const run = await t.call('POST', '/v1/runs', { definition: 'order', input: { amount: 4 } });
+    const paths = [
+      '/runs',
+      `/runs/${run.body.id}`,
+      '/definitions',
+      '/definitions/order',
+      '/deploy',
+      '/inbox',
+    ];
+    paths.push('/outbox', '/schedules', '/limits', '/workers');
+    for (const [width, scheme] of [
+      [768, 'dark'],
+      [1280, 'light'],
+    ] as const) {
+      const { page, context, errors: pageErrors } = await openPage(browser, { width, scheme });
+      for (const path of paths) {
+        await page.goto(`${t.url}${path}`);
+        await page.locator('main h1').first().waitFor();
+        const wide = await page.evaluate('document.documentElement.scrollWidth');
+        expect(wide, `${path} at ${width}`).toBeLessThanOrEqual(width);
+      }
+      // The scheme asked for is the one shown: a dark page on dark, a light one on light.
+      const background = (await page.evaluate(
+        'getComputedStyle(document.body).backgroundColor.match(/\\d+/g).slice(0, 3).map(Number)',
+      )) as number[];
+      const light = background.reduce((a, b) => a + b, 0) / 3 > 128;
+      expect(light, `background ${background} in ${scheme}`).toBe(scheme === 'light');
+      errors.push(...pageErrors);
+      await context.close();
+    }
   });
 });
