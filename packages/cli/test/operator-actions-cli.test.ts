@@ -49,7 +49,7 @@ describe('weft operator commands', { timeout: 240_000 }, () => {
 
     expect((await weft('pause', id, '--reason', 'looking into it')).out).toMatch(`run ${id} is paused`);
     const again = await weft('pause', id);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(4);
     expect(again.err).toMatch(`error: run ${id} is paused; only a running run can be paused`);
     expect((await weft('resume', id)).out).toMatch('is running');
     expect(

@@ -1,8 +1,8 @@
 import { type Json, WeftClient } from '@weft/client';
 import { parseDuration } from '@weft/core';
 import { type Command, InvalidArgumentError } from 'commander';
-import { CliError } from '../errors.js';
-import { brief, color, status, table } from '../output.js';
+import { UsageError } from '../errors.js';
+import { brief, color, print, status, table } from '../output.js';
 import { clientOptions, type RemoteOptions } from './remote.js';
 
 const KINDS = ['concurrency', 'semaphore', 'rate', 'quota'] as const;
@@ -20,7 +20,7 @@ function json(text: string, what: string): Json {
   try {
     return JSON.parse(text) as Json;
   } catch (e) {
-    throw new CliError(`${what} is not valid JSON: ${(e as Error).message}`);
+    throw new UsageError(`${what} is not valid JSON: ${(e as Error).message}`);
   }
 }
 
@@ -45,19 +45,19 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .description('limits of the namespace and how much of each is in use')
     .action(() =>
       withClient(remote(), async (c) => {
-        const { items } = await c.listLimits();
-        if (items.length === 0) return console.log('no limits');
-        console.log(
-          table(
-            ['KIND', 'NAME', 'MAX', 'PER', 'IN USE'],
-            items.map((l) => [
-              l.kind,
-              l.name || '(namespace)',
-              String(l.max),
-              l.per_ms ? `${l.per_ms}ms` : '',
-              String(l.used),
-            ]),
-          ),
+        print(await c.listLimits(), ({ items }) =>
+          items.length === 0
+            ? 'no limits'
+            : table(
+                ['KIND', 'NAME', 'MAX', 'PER', 'IN USE'],
+                items.map((l) => [
+                  l.kind,
+                  l.name || '(namespace)',
+                  String(l.max),
+                  l.per_ms ? `${l.per_ms}ms` : '',
+                  String(l.used),
+                ]),
+              ),
         );
       }),
     );
@@ -73,11 +73,11 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .action((kind: string, a: string, b: string | undefined, o: { per?: string }) =>
       withClient(remote(), async (c) => {
         if (!(KINDS as readonly string[]).includes(kind))
-          throw new CliError(`kind must be one of ${KINDS.join(', ')}`);
+          throw new UsageError(`kind must be one of ${KINDS.join(', ')}`);
         const [name, max] = kind === 'quota' ? ['', a] : [a, b];
-        if (max === undefined) throw new CliError('give the max');
+        if (max === undefined) throw new UsageError('give the max');
         if (o.per !== undefined && !parseDuration(o.per).ok)
-          throw new CliError(`--per: ${o.per} is not a duration`);
+          throw new UsageError(`--per: ${o.per} is not a duration`);
         const l = await c.setLimit(kind as (typeof KINDS)[number], name, whole(max), o.per);
         console.log(
           `${l.kind} ${l.name || '(namespace)'}: at most ${l.max}${l.per_ms ? ` per ${o.per}` : ''} (in use: ${l.used})`,
@@ -108,26 +108,27 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .option('--limit <n>', 'how many', whole, 50)
     .action((o: { state: string; for?: string; mine?: boolean; limit: number }) =>
       withClient(remote(), async (c) => {
-        const { items } = await c.inbox({
+        const page = await c.inbox({
           state: o.state as 'open',
           limit: o.limit,
           ...(o.for ? { assignee: o.for } : {}),
           ...(o.mine ? { claimed_by: me() } : {}),
         });
-        if (items.length === 0) return console.log('nothing in the inbox');
-        console.log(
-          table(
-            ['TASK', 'TITLE', 'RUN', 'FOR', 'CLAIMED BY', 'DEADLINE', 'STATE'],
-            items.map((t) => [
-              t.task_id,
-              t.title,
-              `${t.definition} ${t.run_id.slice(0, 13)}…`,
-              t.assignees.join(',') || 'anyone',
-              t.claimed_by ?? '',
-              t.deadline_at ?? '',
-              status(t.state),
-            ]),
-          ),
+        print(page, ({ items }) =>
+          items.length === 0
+            ? 'nothing in the inbox'
+            : table(
+                ['TASK', 'TITLE', 'RUN', 'FOR', 'CLAIMED BY', 'DEADLINE', 'STATE'],
+                items.map((t) => [
+                  t.task_id,
+                  t.title,
+                  `${t.definition} ${t.run_id.slice(0, 13)}…`,
+                  t.assignees.join(',') || 'anyone',
+                  t.claimed_by ?? '',
+                  t.deadline_at ?? '',
+                  status(t.state),
+                ]),
+              ),
         );
       }),
     );
@@ -137,15 +138,16 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .argument('<task-id>')
     .action((id: string) =>
       withClient(remote(), async (c) => {
-        const t = await c.humanTask(id);
-        console.log(`${color.bold(t.title)}  ${status(t.state)}`);
-        if (t.description) console.log(t.description);
-        console.log(`run ${t.run_id} (${t.definition}), node ${t.node_id}`);
-        console.log(`for: ${t.assignees.join(', ') || 'anyone'}; claimed by: ${t.claimed_by ?? 'nobody'}`);
-        if (t.deadline_at) console.log(`deadline: ${t.deadline_at}`);
-        console.log(`input: ${JSON.stringify(t.input, null, 2)}`);
-        if (t.form) console.log(`form: ${JSON.stringify(t.form, null, 2)}`);
-        if (t.data !== null) console.log(`answer (${t.completed_by}): ${brief(t.data, 200)}`);
+        print(await c.humanTask(id), (t) => [
+          `${color.bold(t.title)}  ${status(t.state)}`,
+          ...(t.description ? [t.description] : []),
+          `run ${t.run_id} (${t.definition}), node ${t.node_id}`,
+          `for: ${t.assignees.join(', ') || 'anyone'}; claimed by: ${t.claimed_by ?? 'nobody'}`,
+          ...(t.deadline_at ? [`deadline: ${t.deadline_at}`] : []),
+          `input: ${JSON.stringify(t.input, null, 2)}`,
+          ...(t.form ? [`form: ${JSON.stringify(t.form, null, 2)}`] : []),
+          ...(t.data !== null ? [`answer (${t.completed_by}): ${brief(t.data, 200)}`] : []),
+        ]);
       }),
     );
   for (const verb of ['claim', 'release'] as const) {
@@ -185,21 +187,21 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .description('schedules of the namespace')
     .action(() =>
       withClient(remote(), async (c) => {
-        const { items } = await c.listSchedules();
-        if (items.length === 0) return console.log('no schedules');
-        console.log(
-          table(
-            ['NAME', 'DEFINITION', 'CRON', 'TIME ZONE', 'OVERLAP', 'NEXT', 'LAST'],
-            items.map((s) => [
-              s.paused ? `${s.name} ${color.yellow('(paused)')}` : s.name,
-              s.definition + (s.version ? ` v${s.version}` : ''),
-              s.cron,
-              s.timezone,
-              s.overlap,
-              s.paused ? '' : (s.next_at ?? 'never'),
-              s.last_outcome ?? '',
-            ]),
-          ),
+        print(await c.listSchedules(), ({ items }) =>
+          items.length === 0
+            ? 'no schedules'
+            : table(
+                ['NAME', 'DEFINITION', 'CRON', 'TIME ZONE', 'OVERLAP', 'NEXT', 'LAST'],
+                items.map((s) => [
+                  s.paused ? `${s.name} ${color.yellow('(paused)')}` : s.name,
+                  s.definition + (s.version ? ` v${s.version}` : ''),
+                  s.cron,
+                  s.timezone,
+                  s.overlap,
+                  s.paused ? '' : (s.next_at ?? 'never'),
+                  s.last_outcome ?? '',
+                ]),
+              ),
         );
       }),
     );
@@ -275,16 +277,17 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
       withClient(remote(), async (c) => {
         if (o.now) {
           const idle = o.idle === undefined ? undefined : parseDuration(o.idle);
-          if (idle && !idle.ok) throw new CliError(`--idle: ${idle.error}`);
+          if (idle && !idle.ok) throw new UsageError(`--idle: ${idle.error}`);
           const { repaired } = await c.sweep(idle?.ok ? idle.value : undefined);
           console.log(
             repaired.length === 0 ? 'no stuck runs' : `repaired ${repaired.length}: ${repaired.join(', ')}`,
           );
           return;
         }
-        const s = await c.sweeper();
-        console.log(
-          `rounds ${s.rounds}, repaired ${s.repaired} (idle threshold ${s.idle_ms} ms)${s.recent.length ? `; recent: ${s.recent.join(', ')}` : ''}`,
+        print(
+          await c.sweeper(),
+          (s) =>
+            `rounds ${s.rounds}, repaired ${s.repaired} (idle threshold ${s.idle_ms} ms)${s.recent.length ? `; recent: ${s.recent.join(', ')}` : ''}`,
         );
       }),
     );

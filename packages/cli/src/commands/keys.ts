@@ -2,7 +2,7 @@ import { type KeyRole, WeftAdminClient } from '@weft/client';
 import { connect, migrate, PgApiKeys } from '@weft/postgres';
 import { generateKey, issueKey } from '@weft/server';
 import { CliError } from '../errors.js';
-import { brief, color, table } from '../output.js';
+import { brief, color, print, table } from '../output.js';
 import { clientOptions, type RemoteOptions } from './remote.js';
 
 const ROLES = ['admin', 'operator', 'viewer', 'worker'];
@@ -76,8 +76,7 @@ export async function createKeyCommand(name: string, f: CreateKeyFlags, o: Remot
 /** `weft keys list`: every key, without secrets. */
 export async function listKeysCommand(o: RemoteOptions): Promise<void> {
   await withAdmin(o, async (c) => {
-    const { items } = await c.listKeys();
-    console.log(
+    print(await c.listKeys(), ({ items }) =>
       table(
         ['NAME', 'ROLE', 'NAMESPACES', 'TASK TYPES', 'EXPIRES', 'LAST USED', 'STATE'],
         items.map((k) => [
@@ -97,8 +96,7 @@ export async function listKeysCommand(o: RemoteOptions): Promise<void> {
 /** `weft keys revoke NAME`. */
 export async function revokeKeyCommand(name: string, o: RemoteOptions): Promise<void> {
   await withAdmin(o, async (c) => {
-    const k = await c.revokeKey(name);
-    console.log(`revoked ${k.name} at ${k.revoked_at}`);
+    print(await c.revokeKey(name), (k) => `revoked ${k.name} at ${k.revoked_at}`);
   });
 }
 
@@ -113,8 +111,7 @@ export async function auditCommand(
   o: RemoteOptions,
 ): Promise<void> {
   await withAdmin(o, async (c) => {
-    const answer = await c.audit(page);
-    console.log(
+    print(await c.audit(page), (answer) => [
       table(
         ['ID', 'AT', 'ACTOR', 'ACTION', 'NAMESPACE', 'TARGET', 'DETAILS'],
         answer.items.map((e) => [
@@ -127,7 +124,7 @@ export async function auditCommand(
           brief(e.details, 60),
         ]),
       ),
-    );
-    if (answer.next_before) console.log(color.dim(`more: weft audit --before ${answer.next_before}`));
+      ...(answer.next_before ? [color.dim(`more: weft audit --before ${answer.next_before}`)] : []),
+    ]);
   });
 }

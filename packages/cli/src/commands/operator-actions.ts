@@ -2,7 +2,7 @@ import { userInfo } from 'node:os';
 import type { Json, Run, RunStatus } from '@weft/client';
 import { type Command, InvalidArgumentError } from 'commander';
 import { CliError } from '../errors.js';
-import { status } from '../output.js';
+import { print, status } from '../output.js';
 import { bulkCommand } from './bulk.js';
 import { type RemoteOptions, withClient } from './remote.js';
 import { historyCommand, watchCommand } from './watch.js';
@@ -29,7 +29,7 @@ function json(flag: string) {
 }
 
 function said(run: Run): void {
-  console.log(`run ${run.id} is ${status(run.status)}`);
+  print(run, () => `run ${run.id} is ${status(run.status)}`);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { SecretsClient } from '@weft/client';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
-import { table } from '../output.js';
+import { print, table } from '../output.js';
 import type { RemoteOptions } from './remote.js';
 
 async function withSecrets<T>(o: RemoteOptions, fn: (c: SecretsClient) => Promise<T>): Promise<T> {
@@ -38,12 +38,13 @@ export async function setSecretCommand(
 /** `weft secrets list`: names and when each was set; never a value. */
 export async function listSecretsCommand(o: RemoteOptions): Promise<void> {
   const items = await withSecrets(o, (c) => c.list());
-  if (items.length === 0) return console.log(`no secrets in namespace ${o.namespace}`);
-  console.log(
-    table(
-      ['NAME', 'UPDATED'],
-      items.map((s) => [s.name, s.updated_at]),
-    ),
+  print({ items }, () =>
+    items.length === 0
+      ? `no secrets in namespace ${o.namespace}`
+      : table(
+          ['NAME', 'UPDATED'],
+          items.map((s) => [s.name, s.updated_at]),
+        ),
   );
 }
 
