@@ -61,11 +61,12 @@ export async function writeTaskLogLines(
 
 /** A page of a run's log lines in the order they were kept, by node and attempt when asked. */
 export async function listTaskLogs(sql: Db, q: TaskLogQuery): Promise<StoredTaskLogLine[]> {
+  // Ordered by the bigint column, not the text it is answered as (where "1000" would sort before "999").
   return sql<StoredTaskLogLine[]>`
-    SELECT id::text AS id, task_id, node_id, iteration, attempt, at, level, message, fields
-      FROM weft.task_logs
-     WHERE run_id = ${q.runId}::uuid AND id > ${q.after ?? '0'}::bigint
-       AND (${q.nodeId ?? null}::text IS NULL OR node_id = ${q.nodeId ?? null}::text)
-       AND (${q.attempt ?? null}::int IS NULL OR attempt = ${q.attempt ?? null}::int)
-     ORDER BY id LIMIT ${q.limit}::int`.execute();
+    SELECT l.id::text AS id, l.task_id, l.node_id, l.iteration, l.attempt, l.at, l.level, l.message, l.fields
+      FROM weft.task_logs l
+     WHERE l.run_id = ${q.runId}::uuid AND l.id > ${q.after ?? '0'}::bigint
+       AND (${q.nodeId ?? null}::text IS NULL OR l.node_id = ${q.nodeId ?? null}::text)
+       AND (${q.attempt ?? null}::int IS NULL OR l.attempt = ${q.attempt ?? null}::int)
+     ORDER BY l.id LIMIT ${q.limit}::int`.execute();
 }
