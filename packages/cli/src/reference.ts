@@ -61,7 +61,7 @@ export function cliReference(program: Command): string {
     '- [Scripts: --json and exit codes](#scripts---json-and-exit-codes)',
     ...listed.map((l) => `- [${l.path}](#${anchor(l.path)})`),
     '',
-    '## Scripts: --json and exit codes',
+    '### Scripts: --json and exit codes',
     '',
     "With `--json`, a command prints its result as JSON on stdout (the API's answer: a run, a page of runs,",
     'a page of history) and nothing else there; an error goes to stderr as `{"error": {"code", "message"}}`.',
