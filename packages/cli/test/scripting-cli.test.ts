@@ -156,6 +156,23 @@ describe('weft for scripts', { timeout: 240_000 }, () => {
     await t.call('POST', `/v1/runs/${other}/cancel`, {});
   });
 
+  it('answers --json with one JSON document on every read command, and bulk', async () => {
+    for (const args of [
+      ['limits'],
+      ['inbox'],
+      ['schedules'],
+      ['sweep'],
+      ['dead-letters', 'list'],
+      ['keys', 'list'],
+      ['audit'],
+      ['bulk', 'cancel', '--definition', 'nothing-here', '--dry-run'],
+    ]) {
+      const answer = await weft([...args, '--json'], t.url);
+      expect({ args, code: answer.code }).toEqual({ args, code: 0 });
+      expect(() => JSON.parse(answer.out), `${args.join(' ')} --json: ${answer.out}`).not.toThrow();
+    }
+  });
+
   it('start --wait prints the output and exits 0 when the run completes', async () => {
     const long = 'x'.repeat(300);
     const waiting = weftRunning(['start', 'script', '--wait', '--input', '{"a":1}'], t.url);

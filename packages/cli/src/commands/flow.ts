@@ -79,8 +79,10 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
         if (o.per !== undefined && !parseDuration(o.per).ok)
           throw new UsageError(`--per: ${o.per} is not a duration`);
         const l = await c.setLimit(kind as (typeof KINDS)[number], name, whole(max), o.per);
-        console.log(
-          `${l.kind} ${l.name || '(namespace)'}: at most ${l.max}${l.per_ms ? ` per ${o.per}` : ''} (in use: ${l.used})`,
+        print(
+          l,
+          () =>
+            `${l.kind} ${l.name || '(namespace)'}: at most ${l.max}${l.per_ms ? ` per ${o.per}` : ''} (in use: ${l.used})`,
         );
       }),
     );
@@ -92,7 +94,10 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .action((kind: string, name: string | undefined) =>
       withClient(remote(), async (c) => {
         await c.deleteLimit(kind as (typeof KINDS)[number], name ?? '');
-        console.log(`lifted the ${kind} limit${name ? ` ${name}` : ''}`);
+        print(
+          { deleted: true, kind, name: name ?? '' },
+          () => `lifted the ${kind} limit${name ? ` ${name}` : ''}`,
+        );
       }),
     );
 
@@ -162,7 +167,7 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
             verb === 'claim'
               ? await c.claimHumanTask(id, o.user ?? me())
               : await c.releaseHumanTask(id, o.user ?? me());
-          console.log(
+          print(t, () =>
             verb === 'claim' ? `claimed "${t.title}" for ${t.claimed_by}` : `released "${t.title}"`,
           );
         }),
@@ -177,7 +182,7 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .action((id: string, o: { data: string; user?: string }) =>
       withClient(remote(), async (c) => {
         const t = await c.completeHumanTask(id, o.user ?? me(), json(o.data, '--data'));
-        console.log(`completed "${t.title}"; run ${t.run_id} moves on`);
+        print(t, () => `completed "${t.title}"; run ${t.run_id} moves on`);
       }),
     );
 
@@ -239,8 +244,10 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
             ...(o.version ? { version: o.version } : {}),
             ...(o.paused ? { paused: true } : {}),
           });
-          console.log(
-            `schedule ${s.name}: ${s.cron} (${s.timezone}); next start ${s.paused ? 'when resumed' : (s.next_at ?? 'never')}`,
+          print(
+            s,
+            () =>
+              `schedule ${s.name}: ${s.cron} (${s.timezone}); next start ${s.paused ? 'when resumed' : (s.next_at ?? 'never')}`,
           );
         }),
     );
@@ -252,8 +259,10 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
       .action((name: string) =>
         withClient(remote(), async (c) => {
           const s = await c.pauseSchedule(name, verb === 'pause');
-          console.log(
-            `schedule ${s.name} is ${s.paused ? 'paused' : `running; next start ${s.next_at ?? 'never'}`}`,
+          print(
+            s,
+            () =>
+              `schedule ${s.name} is ${s.paused ? 'paused' : `running; next start ${s.next_at ?? 'never'}`}`,
           );
         }),
       );
@@ -264,7 +273,7 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .action((name: string) =>
       withClient(remote(), async (c) => {
         await c.deleteSchedule(name);
-        console.log(`deleted schedule ${name}`);
+        print({ deleted: true, name }, () => `deleted schedule ${name}`);
       }),
     );
 
@@ -278,8 +287,9 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
         if (o.now) {
           const idle = o.idle === undefined ? undefined : parseDuration(o.idle);
           if (idle && !idle.ok) throw new UsageError(`--idle: ${idle.error}`);
-          const { repaired } = await c.sweep(idle?.ok ? idle.value : undefined);
-          console.log(
+          const swept = await c.sweep(idle?.ok ? idle.value : undefined);
+          const { repaired } = swept;
+          print(swept, () =>
             repaired.length === 0 ? 'no stuck runs' : `repaired ${repaired.length}: ${repaired.join(', ')}`,
           );
           return;

@@ -2,7 +2,7 @@ import { type KeyRole, WeftAdminClient } from '@weft/client';
 import { connect, migrate, PgApiKeys } from '@weft/postgres';
 import { generateKey, issueKey } from '@weft/server';
 import { CliError } from '../errors.js';
-import { brief, color, print, table } from '../output.js';
+import { brief, color, note, print, table } from '../output.js';
 import { clientOptions, type RemoteOptions } from './remote.js';
 
 const ROLES = ['admin', 'operator', 'viewer', 'worker'];
@@ -35,8 +35,8 @@ const list = (value: string | undefined) =>
         .filter((v) => v !== '');
 
 function shown(key: string): void {
-  console.log(key);
-  console.error(color.dim('this key is shown once and never stored: keep it now'));
+  print({ key }, () => key);
+  note(color.dim('this key is shown once and never stored: keep it now'));
 }
 
 /**
@@ -102,7 +102,8 @@ export async function revokeKeyCommand(name: string, o: RemoteOptions): Promise<
 
 /** `weft keys generate`: a fresh key to give as WEFT_BOOTSTRAP_ADMIN_KEY. */
 export function generateKeyCommand(): void {
-  console.log(generateKey().key);
+  const { key } = generateKey();
+  print({ key }, () => key);
 }
 
 /** `weft audit`: administrative changes, newest first. */

@@ -32,7 +32,7 @@ export async function setSecretCommand(
   const value = flags.value ?? (await readStdin());
   if (value === '') throw new CliError('the value is empty: pass --value or pipe it on standard input');
   await withSecrets(o, (c) => c.set(name, value));
-  console.log(`set secret ${name} in namespace ${o.namespace}`);
+  print({ name, set: true }, () => `set secret ${name} in namespace ${o.namespace}`);
 }
 
 /** `weft secrets list`: names and when each was set; never a value. */
@@ -51,7 +51,7 @@ export async function listSecretsCommand(o: RemoteOptions): Promise<void> {
 /** `weft secrets delete NAME`. */
 export async function deleteSecretCommand(name: string, o: RemoteOptions): Promise<void> {
   await withSecrets(o, (c) => c.delete(name));
-  console.log(`deleted secret ${name}`);
+  print({ name, deleted: true }, () => `deleted secret ${name}`);
 }
 
 /** `weft secrets set|list|delete`. */
