@@ -1,22 +1,33 @@
 #!/usr/bin/env node
-import { WeftApiError } from '@weft/client';
-import { CliError } from './errors.js';
-import { color } from './output.js';
+import { readFileSync } from 'node:fs';
+import { CommanderError } from 'commander';
+import { errorJson, exitCodeOf, messageOf } from './errors.js';
+import { color, jsonOutput } from './output.js';
 import { buildProgram } from './program.js';
 
-try {
-  await buildProgram().parseAsync();
-} catch (e) {
-  // A missing optional package (@weft/postgres's MissingPackageError, matched by name so that the store is
-  // not loaded for every command) says what to install.
-  const missing = e instanceof Error && e.name === 'MissingPackageError';
-  if (e instanceof CliError || e instanceof WeftApiError || missing) {
-    console.error(color.red(`error: ${e.message}`));
-    process.exitCode = e instanceof CliError ? e.exitCode : 1;
-  } else {
-    // Never a stack trace for what a user can fix; WEFT_DEBUG=1 shows it for what they cannot.
-    console.error(color.red(`error: ${String((e as Error)?.message ?? e).split('\n')[0]}`));
-    if (process.env.WEFT_DEBUG) console.error(e);
-    process.exitCode = 1;
+const first = process.argv[2];
+if (first === '--version' || first === '-V') {
+  // Only as the first argument: `weft start NAME --version 3` pins a definition version.
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  console.log(pkg.version);
+} else {
+  try {
+    await buildProgram().parseAsync();
+  } catch (e) {
+    process.exitCode = exitCodeOf(e);
+    // Commander has printed its own message (or the help) already.
+    if (!(e instanceof CommanderError)) report(e);
   }
+}
+
+/** One line on stderr (JSON with `--json`); never a stack trace for what a user can fix. */
+function report(e: unknown): void {
+  if (jsonOutput() || process.argv.includes('--json')) {
+    console.error(JSON.stringify(errorJson(e)));
+    return;
+  }
+  console.error(color.red(`error: ${messageOf(e)}`));
+  if (process.env.WEFT_DEBUG) console.error(e);
 }

@@ -44,3 +44,34 @@ export function elapsed(from: string | null, to: string | null): string {
   const ms = Date.parse(to) - Date.parse(from);
   return ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)}s`;
 }
+
+let json = false;
+
+/** Turns `--json` on or off for the rest of the command (the program sets it from its global option). */
+export function setJsonOutput(on: boolean): void {
+  json = on;
+}
+
+/** True when the command was given `--json`: results go to stdout as JSON, and nothing else does. */
+export function jsonOutput(): boolean {
+  return json;
+}
+
+/**
+ * Prints a command's result: with `--json` the value itself as one line of JSON, otherwise what `text`
+ * makes of it. Every command prints its result through here, so every command answers `--json`.
+ */
+export function print<T>(value: T, text: (value: T) => string | readonly string[] | undefined): void {
+  if (json) {
+    console.log(JSON.stringify(value));
+    return;
+  }
+  const out = text(value);
+  if (out === undefined || out.length === 0) return;
+  console.log(typeof out === 'string' ? out : out.join('\n'));
+}
+
+/** A note for people (a hint, progress): on stderr, and left out with `--json`, so stdout stays data. */
+export function note(text: string): void {
+  if (!json) console.error(text);
+}

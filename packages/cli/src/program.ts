@@ -6,15 +6,14 @@ import { registerOperatorActionCommands } from './commands/operator-actions.js';
 import {
   cancelCommand,
   deployCommand,
-  listRunsCommand,
   type RemoteOptions,
-  showRunCommand,
   signalCommand,
   startCommand,
 } from './commands/remote.js';
+import { listRunsCommand, showRunCommand } from './commands/runs.js';
 import { registerSecretCommands } from './commands/secrets.js';
 import { tlsOptions } from './commands/tls-options.js';
-import { color } from './output.js';
+import { color, setJsonOutput } from './output.js';
 
 /**
  * The `weft` command and every subcommand, with their options; nothing is parsed or run until the caller
@@ -28,8 +27,11 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .option('-n, --namespace <name>', 'namespace to act in', env.WEFT_NAMESPACE ?? 'default')
     .option('--api-key <key>', 'API key for the server (default: WEFT_API_KEY)')
     .option('--header <name: value>', 'an extra header on every request (repeatable)', collect, [])
+    .option('--json', 'print results as JSON on stdout (errors as JSON on stderr), for scripts')
     .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ outputError: (text, write) => write(color.red(text)) });
+    .configureOutput({ outputError: (text, write) => write(color.red(text)) })
+    .addHelpText('after', SCRIPTING_HELP)
+    .hook('preAction', (root) => setJsonOutput(Boolean(root.opts().json)));
   const remote = (): RemoteOptions => program.opts<RemoteOptions>();
   registerLocalCommands(program, env);
   const runs = registerRunCommands(program, remote);
@@ -38,7 +40,19 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerDeadLetterCommands(program, remote);
   registerSecretCommands(program, remote);
   registerKeyCommands(program, remote, env);
+  throwOnExit(program);
   return program;
+}
+
+const SCRIPTING_HELP = `
+weft --version (or -V, as the first argument) prints the version.
+Exit codes: 0 done, 1 failure, 2 usage, 3 not found, 4 conflict, 5 server
+unreachable, 6 run failed, cancelled or terminated (start --wait, runs watch).`;
+
+/** Every command throws instead of exiting, so that main gives usage errors their exit code (2). */
+function throwOnExit(command: Command): void {
+  command.exitOverride();
+  for (const sub of command.commands) throwOnExit(sub);
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -166,13 +180,36 @@ function registerRunCommands(program: Command, remote: () => RemoteOptions): Com
     .option('-i, --input <json>', 'run input as JSON', '{}')
     .option('--version <n>', 'pin a version instead of the latest', positiveInt)
     .option('--idempotency-key <key>', 'a repeated start with this key returns the run it started')
-    .action((name, o) => startCommand(name, o.input, o.version, remote(), o.idempotencyKey));
+    .option(
+      '--wait',
+      'wait for the run to finish and print its output; exit 6 if it failed, was cancelled or terminated',
+    )
+    .option(
+      '--timeout <duration>',
+      'with --wait: stop waiting after this long (exit 1); the run goes on',
+      duration,
+    )
+    .action((name, o) =>
+      startCommand(
+        name,
+        o.input,
+        o.version,
+        remote(),
+        o.idempotencyKey,
+        o.wait ? (o.timeout !== undefined ? { timeoutMs: o.timeout } : {}) : undefined,
+      ),
+    );
   const runs = program.command('runs').description('list and inspect runs');
   runs
     .command('list')
     .description('list runs, newest first')
     .option('--status <status>', 'only runs in this status')
     .option('--definition <name>', 'only runs of this definition')
+    .option('--version <n>', 'with --definition: only runs of this version', positiveInt)
+    .option('--started-after <time>', 'only runs started after this time (such as 2026-01-31T12:00:00Z)')
+    .option('--started-before <time>', 'only runs started before this time')
+    .option('--run-id <prefix>', 'only the run with this id, or whose id starts with these characters')
+    .option('--idempotency-key <key>', 'only the run started with this idempotency key')
     .option('--limit <n>', 'runs per page', positiveInt, 20)
     .option('--cursor <cursor>', 'continue from a previous page')
     .action((o) => listRunsCommand(o, remote()));
@@ -180,7 +217,8 @@ function registerRunCommands(program: Command, remote: () => RemoteOptions): Com
     .command('show')
     .description('show a run and a table of its tasks')
     .argument('<id>', 'run id')
-    .action((id) => showRunCommand(id, remote()));
+    .option('--full', 'every field in full: input, output and error of the run and of every attempt')
+    .action((id, o) => showRunCommand(id, o, remote()));
   program
     .command('cancel')
     .description('cancel a run: unfinished tasks stop and late reports are refused')

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { EXIT_MEANINGS } from './errors.js';
 
 /** How wide the help is written, as the command writes it when its output is not a terminal. */
 const HELP_WIDTH = 80;
@@ -57,7 +58,18 @@ export function cliReference(program: Command): string {
     'run it as `npx weft` from the repository. Commands that talk to a server take `--url` (or `WEFT_URL`) and',
     '`--namespace` (or `WEFT_NAMESPACE`); see [configuration](configuration.md) for every setting.',
     '',
+    '- [Scripts: --json and exit codes](#scripts---json-and-exit-codes)',
     ...listed.map((l) => `- [${l.path}](#${anchor(l.path)})`),
+    '',
+    '### Scripts: --json and exit codes',
+    '',
+    "With `--json`, a command prints its result as JSON on stdout (the API's answer: a run, a page of runs,",
+    'a page of history) and nothing else there; an error goes to stderr as `{"error": {"code", "message"}}`.',
+    '`runs watch --json` prints one line per history event, `{"event": ...}`, then `{"run": ...}`.',
+    "`start --wait` prints the run's output (with `--json`, the run) once it finishes. `weft --version` (or",
+    '`-V`, as the first argument) prints the version. Every command exits with one of these codes:',
+    '',
+    ...EXIT_MEANINGS.map((e) => `- \`${e.code}\`: ${e.meaning}`),
   ];
   for (const l of listed) {
     lines.push('', `## ${l.path}`, '', '```text', helpOf(l.command).trimEnd(), '```');

@@ -103,10 +103,10 @@ describe('weft CLI', { timeout: 240_000 }, () => {
     const cancelled = await weft(['cancel', id, '--reason', 'testing the CLI'], env);
     expect(cancelled.out).toMatch(/is cancelled/);
     const again = await weft(['cancel', id], env);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(4);
     expect(again.err).toMatch(/already cancelled/);
     const badInput = await weft(['start', 'clirun', '--input', '{oops'], env);
-    expect(badInput.code).toBe(1);
+    expect(badInput.code).toBe(2);
     expect(badInput.err).toMatch(/--input is not valid JSON/);
   });
 
@@ -137,10 +137,10 @@ describe('weft CLI', { timeout: 240_000 }, () => {
 
   it('says clearly when a run does not exist or the server cannot be reached', async () => {
     const unknown = await weft(['runs', 'show', '01900000-0000-7000-8000-000000000042'], { WEFT_URL: t.url });
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(3);
     expect(unknown.err).toMatch(/error: there is no run 01900000-0000-7000-8000-000000000042/);
     const down = await weft(['runs', 'list'], { WEFT_URL: 'http://127.0.0.1:9' });
-    expect(down.code).toBe(1);
+    expect(down.code).toBe(5);
     expect(down.err).toMatch(/cannot reach the Weft server at http:\/\/127.0.0.1:9/);
   });
 });

@@ -66,7 +66,7 @@ describe('weft CLI: flow control', { timeout: 240_000 }, () => {
     expect((await weft(['inbox', 'claim', id])).out).toMatch(/claimed "Look at it" for cli-user/);
     expect((await weft(['inbox', 'show', id])).out).toMatch(/claimed by: cli-user/);
     const bad = await weft(['inbox', 'complete', id, '--data', '{}']);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/does not match the form/);
     expect((await weft(['inbox', 'complete', id, '--data', '{"fine": true}'])).out).toMatch(
       /completed "Look at it"/,

@@ -49,7 +49,7 @@ describe('weft operator commands', { timeout: 240_000 }, () => {
 
     expect((await weft('pause', id, '--reason', 'looking into it')).out).toMatch(`run ${id} is paused`);
     const again = await weft('pause', id);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(4);
     expect(again.err).toMatch(`error: run ${id} is paused; only a running run can be paused`);
     expect((await weft('resume', id)).out).toMatch('is running');
     expect(
@@ -72,7 +72,8 @@ describe('weft operator commands', { timeout: 240_000 }, () => {
 
     // Not a terminal: every event as a line, then the nodes; it ends because the run has finished.
     const watched = await weft('runs', 'watch', id);
-    expect(watched.code).toBe(0);
+    // The run did not complete: the exit code says so.
+    expect(watched.code).toBe(6);
     expect(watched.out).toMatch(/run\.terminated/);
     expect(watched.out).toMatch(/NODE\s+ATTEMPT\s+STATUS/);
     expect(watched.out).toMatch(`run ${id} is terminated`);

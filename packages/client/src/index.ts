@@ -6,6 +6,7 @@ export * from './operator-types.js';
 export * from './run-errors.js';
 export * from './secrets-client.js';
 export * from './sse.js';
+export * from './task-logs-client.js';
 export * from './tls.js';
 export * from './types.js';
 export type { WaitOptions } from './waiting.js';

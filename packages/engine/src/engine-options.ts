@@ -13,6 +13,7 @@ import type { Store } from './store/store.js';
 import type { Clock } from './support/clock.js';
 import type { EngineConfig } from './support/config.js';
 import type { Logger } from './support/logger.js';
+import type { TaskLogStore } from './task-logs/task-log-store.js';
 
 /** What an engine is built from. Only the store is required. */
 export interface EngineOptions {
@@ -38,6 +39,8 @@ export interface EngineOptions {
   readonly outbound?: Outbound;
   /** Where sealed secrets are kept (in memory by default). */
   readonly secretStore?: SecretStore;
+  /** Where task log lines are kept (`PgTaskLogStore`); without one, writing or reading them answers 501. */
+  readonly taskLogStore?: TaskLogStore;
   /**
    * The keys that seal secrets (`WEFT_SECRETS_KEY`, `WEFT_SECRETS_OLD_KEYS`); without them secrets cannot be
    * set or used. At start, secrets sealed with an old key are sealed again with the current one.

@@ -23,6 +23,7 @@ import { SignalService } from './services/signals.js';
 import { TaskService } from './services/tasks/tasks.js';
 import { systemClock } from './support/clock.js';
 import { DEFAULT_CONFIG, type EngineConfig } from './support/config.js';
+import { TaskLogService, UnavailableTaskLogStore } from './task-logs/task-log-service.js';
 import { httpTaskHandler } from './workers/http-task.js';
 import { SystemTaskRunner } from './workers/system-runner.js';
 
@@ -43,6 +44,8 @@ export class Engine {
   readonly schedules: ScheduleService;
   /** Secrets per namespace, sealed at rest; resolved only by the calls that use them. */
   readonly secrets: SecretService;
+  /** Lines handlers write to their attempts, kept with the run. */
+  readonly logs: TaskLogService;
   readonly sweeper: Sweeper;
   /** Sends queued tasks left without a message again (write-then-enqueue dispatchers only). */
   readonly redispatcher: Redispatcher;
@@ -63,6 +66,7 @@ export class Engine {
       options.secretStore ?? new MemorySecretStore(),
       options.secretKeys ? new SecretBox(options.secretKeys) : undefined,
     );
+    this.logs = new TaskLogService(options.taskLogStore ?? new UnavailableTaskLogStore());
     const resolve = (namespace: string, names: readonly string[]) => this.secrets.resolve(namespace, names);
     ctx.destinations.register(
       webhookDestination({

@@ -81,4 +81,12 @@ export * from './store/store.js';
 export { type Clock, systemClock } from './support/clock.js';
 export { DEFAULT_CONFIG, type EngineConfig } from './support/config.js';
 export { type Logger, silentLogger } from './support/logger.js';
+export { type Fitted, type FittedLine, fitLines, truncationMarker } from './task-logs/fit-lines.js';
+export {
+  MAX_LINES_PER_WRITE,
+  MAX_LOG_PAGE,
+  TaskLogService,
+  UnavailableTaskLogStore,
+} from './task-logs/task-log-service.js';
+export * from './task-logs/task-log-store.js';
 export * from './workers/deliver.js';

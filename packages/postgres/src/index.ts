@@ -6,3 +6,4 @@ export * from './migrate.js';
 export * from './missing-package.js';
 export * from './pg-secret-store.js';
 export * from './pg-store.js';
+export * from './pg-task-log-store.js';

@@ -27,6 +27,7 @@ import { scheduleRoutes, sweeperRoutes } from './routes/schedules.js';
 import { secretRoutes } from './routes/secrets.js';
 import { signalRoutes } from './routes/signals.js';
 import { type DispatchInfo, taskDispatchRoutes } from './routes/task-dispatch.js';
+import { taskLogRoutes } from './routes/task-logs.js';
 import { taskRoutes } from './routes/tasks.js';
 import { scopeRunRoutes } from './run-scope.js';
 import type { ServerTls } from './tls.js';
@@ -116,6 +117,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     eventRoutes(api, options.engine, options.historyPollMs);
     signalRoutes(api, options.engine);
     taskRoutes(api, options.engine, sightings);
+    taskLogRoutes(api, options.engine);
     metricsRoute(api, options.engine);
     limitRoutes(api, options.engine);
     secretRoutes(api, options.engine);

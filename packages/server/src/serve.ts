@@ -15,7 +15,7 @@ import {
   outboxDispatcher,
   SecretBox,
 } from '@weft/engine';
-import { connect, migrate, PgApiKeys, PgSecretStore, PgStore } from '@weft/postgres';
+import { connect, migrate, PgApiKeys, PgSecretStore, PgStore, PgTaskLogStore } from '@weft/postgres';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
@@ -164,6 +164,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     destinations,
     outbound,
     secretStore: new PgSecretStore(sql),
+    taskLogStore: new PgTaskLogStore(sql),
     ...(options.secretsKey
       ? { secretKeys: { current: options.secretsKey, old: options.secretsOldKeys ?? [] } }
       : {}),

@@ -4,7 +4,7 @@ export interface WorkerLogger {
 }
 
 /** What the worker keeps trying: while one keeps failing, only its first failure is logged. */
-export type Retried = 'poll' | 'report' | 'heartbeat' | 'connect';
+export type Retried = 'poll' | 'report' | 'heartbeat' | 'connect' | 'logs';
 
 /**
  * Problems the worker recovers from: each goes to `onProblem` (when given) and to the logger (console

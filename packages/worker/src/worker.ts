@@ -1,11 +1,20 @@
 import { hostname } from 'node:os';
-import { type Json, type LeasedTask, type Report, type TlsFiles, WeftClient } from '@weft/client';
+import {
+  type ClientOptions,
+  type Json,
+  type LeasedTask,
+  type Report,
+  TaskLogsClient,
+  type TlsFiles,
+  WeftClient,
+} from '@weft/client';
 import { DEFAULT_CONNECT_TIMEOUT_MS, reachServer } from './connect.js';
 import { TerminalError } from './errors.js';
 import { errorReport, outputReport } from './outcome.js';
 import { Problems, type WorkerLogger } from './problems.js';
 import { RedisPoll } from './redis-poll.js';
 import { RedisTaskSource } from './redis-source.js';
+import { TaskLog, type TaskLogger } from './task-log.js';
 
 /** What a handler gets besides its input. */
 export interface TaskContext {
@@ -26,6 +35,8 @@ export interface TaskContext {
   readonly signal: AbortSignal;
   /** What the server's step-context hook built for this step (absent without one). */
   readonly context?: Json;
+  /** Log lines for this attempt, kept with the run (`weft runs logs`); sent in batches, fenced by the lease. */
+  readonly log: TaskLogger;
 }
 
 /** Does one task: takes its input, returns its output (or throws to fail it). */
@@ -128,17 +139,19 @@ export class Worker {
   private source: RedisTaskSource | null = null;
   private redis: RedisPoll | null = null;
   private readonly problems: Problems;
+  private logs: TaskLogsClient | null = null;
+  private readonly clientOptions: ClientOptions;
 
   constructor(private readonly options: WorkerOptions) {
     this.name = options.name ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
-    this.client = new WeftClient({
+    this.clientOptions = {
       url: options.url,
       ...(options.namespace ? { namespace: options.namespace } : {}),
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
       ...(options.headers ? { headers: options.headers } : {}),
-      connections: 8,
       ...(options.tls ? { tls: options.tls } : {}),
-    });
+    };
+    this.client = new WeftClient({ ...this.clientOptions, connections: 8 });
     this.types = Object.keys(options.handlers);
     if (this.types.length === 0) throw new Error('a worker needs at least one handler');
     this.concurrency = Math.max(1, options.concurrency ?? 10);
@@ -210,7 +223,7 @@ export class Worker {
       );
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.source?.close();
-    await this.client.close();
+    await Promise.all([this.client.close(), this.logs?.close()]);
   }
 
   private get free(): number {
@@ -279,6 +292,7 @@ export class Worker {
     const abort = new AbortController();
     this.running.set(task.task_id, { task, abort });
     this.stats.inFlight = this.running.size;
+    const log = new TaskLog(task, () => this.logsClient(), this.problems);
     const ctx: TaskContext = {
       taskId: task.task_id,
       runId: task.run_id,
@@ -289,6 +303,7 @@ export class Worker {
       taskType: task.task_type,
       definition: task.definition,
       signal: abort.signal,
+      log: log.logger,
       ...(task.context !== undefined ? { context: task.context } : {}),
     };
     const base = {
@@ -299,7 +314,13 @@ export class Worker {
       node_id: task.node_id,
       iteration: task.iteration,
     };
+    // The attempt's last log lines go before its report (which ends its lease); nothing waits when none.
     const settle = (report: Report) => {
+      const sending = log.close();
+      if (sending) void sending.then(() => finish(report));
+      else finish(report);
+    };
+    const finish = (report: Report) => {
       this.running.delete(task.task_id);
       this.stats.inFlight = this.running.size;
       this.pending.push(report);
@@ -377,6 +398,12 @@ export class Worker {
     })();
     // More than one request's worth: the rest goes now if another request may be in flight.
     if (this.pending.length > 0) this.flush();
+  }
+
+  /** The client that sends log lines, made when a handler first logs. */
+  private logsClient(): TaskLogsClient {
+    this.logs ??= new TaskLogsClient({ ...this.clientOptions, connections: 2 });
+    return this.logs;
   }
 
   private setHeartbeat(ms: number): void {

@@ -111,6 +111,7 @@ describe.skipIf(!python)('Python worker SDK', () => {
     ['tests.test_runs', 'completes, retries and fails runs, concurrently, on a real server'],
     ['tests.test_leases', 'keeps, loses and gives up leases, and stops gracefully or hard'],
     ['tests.test_process', 'stops a worker process on SIGTERM, and hard on a second signal'],
+    ['tests.test_logs', 'sends ctx.log lines before the report; a lost lease drops them'],
   ];
   for (const [module, what] of modules) {
     it(`${what} (${module})`, { timeout: 240_000 }, async () => {

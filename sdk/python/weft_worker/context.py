@@ -6,6 +6,7 @@ import threading
 from typing import Any, Optional
 
 from .errors import IdempotencyKeyMissing
+from .task_log import TaskLog
 from .wire import LeasedTask
 
 
@@ -22,6 +23,18 @@ class TaskContext:
         self._task = task
         self.cancelled = threading.Event()
         self.cancel_reason: Optional[str] = None
+        self._log: Optional[TaskLog] = None
+
+    @property
+    def log(self) -> "TaskLog":
+        """Log lines for this attempt, kept with the run: ``ctx.log.info("charged", amount=5)``.
+
+        ``debug``, ``info``, ``warn`` and ``error`` take a message and fields (JSON values). Lines are sent
+        in batches and before the report; an attempt that lost its lease has its lines refused.
+        """
+        if self._log is None:
+            raise RuntimeError("ctx.log is given to a handler by the worker that runs it")
+        return self._log
 
     @property
     def run_id(self) -> str:

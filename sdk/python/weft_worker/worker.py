@@ -19,6 +19,7 @@ from .pool import HandlerPool
 from .reporter import Reporter
 from .settings import connection_settings
 from .state import Outage, WorkerState, WorkerStats
+from .task_log import TaskLog
 from .transport import Transport
 from .wire import LeasedTask, completed, failed
 
@@ -228,6 +229,7 @@ class Worker:
 
     def _run_task(self, task: LeasedTask, ctx: TaskContext) -> None:
         handler = self._handlers.get(task.task_type)
+        ctx._log = TaskLog(task, lambda: Transport(self.settings), self._state.log, self.options.request_timeout)
         try:
             if handler is None:
                 raise TerminalError(f"this worker has no handler for task type {task.task_type}")
@@ -237,6 +239,8 @@ class Worker:
             report = completed(task, output)
         except BaseException as e:  # a handler's failure, whatever it raised, is its task's failure
             report = failed(task, e)
+        # The attempt's last log lines go before its report, which ends its lease.
+        ctx._log.close()
         self._state.settle(report)
 
 

@@ -1,6 +1,6 @@
 import type { BulkFilter, RunStatus } from '@weft/client';
-import { CliError } from '../errors.js';
-import { color } from '../output.js';
+import { UsageError } from '../errors.js';
+import { color, jsonOutput, note, print } from '../output.js';
 import { type RemoteOptions, withClient } from './remote.js';
 
 /** Options of `weft bulk`. */
@@ -29,11 +29,11 @@ export async function bulkCommand(
   remote: RemoteOptions,
 ): Promise<void> {
   if (action === 'terminate' && !o.dryRun && !o.reason?.trim())
-    throw new CliError('terminate needs --reason: say why, it is kept in the history of every run');
+    throw new UsageError('terminate needs --reason: say why, it is kept in the history of every run');
   if (o.version !== undefined && o.definition === undefined)
-    throw new CliError('--version needs --definition: versions are per definition');
+    throw new UsageError('--version needs --definition: versions are per definition');
   if (!Number.isInteger(o.batchSize) || o.batchSize < 1 || o.batchSize > 1000)
-    throw new CliError('--batch-size must be a whole number from 1 to 1000');
+    throw new UsageError('--batch-size must be a whole number from 1 to 1000');
   const filter: BulkFilter = {
     ...(o.definition ? { definition: o.definition } : {}),
     ...(o.version ? { version: o.version } : {}),
@@ -47,6 +47,7 @@ export async function bulkCommand(
     let matched = 0;
     let done = 0;
     const refusals: { run_id: string; code: string; message: string }[] = [];
+    const wouldBe: string[] = [];
     do {
       const answer = await c.bulk(action, filter, {
         by: o.by,
@@ -59,22 +60,30 @@ export async function bulkCommand(
       matched += answer.matched;
       done += answer.done;
       refusals.push(...answer.refusals);
-      if (o.dryRun) for (const id of answer.done_ids) console.log(id);
-      else
-        console.error(
+      if (o.dryRun) {
+        wouldBe.push(...answer.done_ids);
+        if (!jsonOutput()) for (const id of answer.done_ids) console.log(id);
+      } else
+        note(
           color.dim(`batch ${batch}: ${matched} matched so far, ${done} done, ${refusals.length} refused`),
         );
       cursor = answer.next_cursor;
     } while (cursor);
     if (o.dryRun) {
-      console.log(`${matched} run(s) would be ${past(action)} (dry run: nothing was changed)`);
+      print(
+        { matched, run_ids: wouldBe, dry_run: true },
+        () => `${matched} run(s) would be ${past(action)} (dry run: nothing was changed)`,
+      );
       return;
     }
-    const refused = refusals.length > 0 ? color.red(`${refusals.length} refused`) : '0 refused';
-    console.log(`${matched} matched: ${color.green(`${done} ${past(action)}`)}, ${refused}`);
-    for (const r of refusals.slice(0, SHOWN))
-      console.log(`  ${r.run_id}  ${color.red(r.code)}  ${r.message}`);
-    if (refusals.length > SHOWN) console.log(color.dim(`  … and ${refusals.length - SHOWN} more`));
+    print({ matched, done, refusals }, () => {
+      const refused = refusals.length > 0 ? color.red(`${refusals.length} refused`) : '0 refused';
+      return [
+        `${matched} matched: ${color.green(`${done} ${past(action)}`)}, ${refused}`,
+        ...refusals.slice(0, SHOWN).map((r) => `  ${r.run_id}  ${color.red(r.code)}  ${r.message}`),
+        ...(refusals.length > SHOWN ? [color.dim(`  … and ${refusals.length - SHOWN} more`)] : []),
+      ];
+    });
   });
 }
 
@@ -84,6 +93,6 @@ function past(action: 'cancel' | 'terminate' | 'retry'): string {
 
 function isoTime(flag: string, value: string): string {
   const at = new Date(value);
-  if (Number.isNaN(at.getTime())) throw new CliError(`${flag} must be a time such as 2026-01-31T12:00:00Z`);
+  if (Number.isNaN(at.getTime())) throw new UsageError(`${flag} must be a time such as 2026-01-31T12:00:00Z`);
   return at.toISOString();
 }

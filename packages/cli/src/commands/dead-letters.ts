@@ -1,6 +1,6 @@
 import { WeftClient } from '@weft/client';
-import { CliError } from '../errors.js';
-import { brief, color, table } from '../output.js';
+import { UsageError } from '../errors.js';
+import { brief, color, print, table } from '../output.js';
 import { clientOptions, type RemoteOptions } from './remote.js';
 
 async function withClient<T>(o: RemoteOptions, fn: (c: WeftClient) => Promise<T>): Promise<T> {
@@ -18,13 +18,9 @@ export async function listDeadLettersCommand(
   o: RemoteOptions,
 ): Promise<void> {
   await withClient(o, async (c) => {
-    const page = await c.listDeadLetters(filter);
-    if (page.items.length === 0) {
-      console.log('no dead letters');
-      return;
-    }
-    console.log(
-      table(
+    print(await c.listDeadLetters(filter), (page) => {
+      if (page.items.length === 0) return 'no dead letters';
+      const rows = table(
         ['ID', 'DESTINATION', 'KIND', 'RUN', 'ATTEMPTS', 'DEAD SINCE', 'LAST ERROR'],
         page.items.map((d) => [
           d.id,
@@ -35,9 +31,11 @@ export async function listDeadLettersCommand(
           d.dead_at ?? '',
           color.red(brief(d.last_error, 80)),
         ]),
-      ),
-    );
-    if (page.next_cursor) console.log(color.dim(`more: weft dead-letters list --cursor ${page.next_cursor}`));
+      );
+      return page.next_cursor
+        ? [rows, color.dim(`more: weft dead-letters list --cursor ${page.next_cursor}`)]
+        : rows;
+    });
   });
 }
 
@@ -48,14 +46,14 @@ export async function replayDeadLettersCommand(
   remote: RemoteOptions,
 ): Promise<void> {
   if (ids.length === 0 && !o.destination && !o.all)
-    throw new CliError('name the dead letters to replay: their ids, --destination NAME, or --all');
+    throw new UsageError('name the dead letters to replay: their ids, --destination NAME, or --all');
   if (ids.some((id) => !/^[0-9]+$/.test(id)))
-    throw new CliError('dead letter ids are numbers (see weft dead-letters list)');
+    throw new UsageError('dead letter ids are numbers (see weft dead-letters list)');
   await withClient(remote, async (c) => {
-    const { replayed } = await c.replayDeadLetters({
+    const answer = await c.replayDeadLetters({
       ...(ids.length > 0 ? { ids } : {}),
       ...(o.destination ? { destination: o.destination } : {}),
     });
-    console.log(`${replayed} dead letter(s) put back for delivery`);
+    print(answer, (a) => `${a.replayed} dead letter(s) put back for delivery`);
   });
 }

@@ -1,8 +1,8 @@
 import { type Json, WeftClient } from '@weft/client';
 import { parseDuration } from '@weft/core';
 import { type Command, InvalidArgumentError } from 'commander';
-import { CliError } from '../errors.js';
-import { brief, color, status, table } from '../output.js';
+import { UsageError } from '../errors.js';
+import { brief, color, print, status, table } from '../output.js';
 import { clientOptions, type RemoteOptions } from './remote.js';
 
 const KINDS = ['concurrency', 'semaphore', 'rate', 'quota'] as const;
@@ -20,7 +20,7 @@ function json(text: string, what: string): Json {
   try {
     return JSON.parse(text) as Json;
   } catch (e) {
-    throw new CliError(`${what} is not valid JSON: ${(e as Error).message}`);
+    throw new UsageError(`${what} is not valid JSON: ${(e as Error).message}`);
   }
 }
 
@@ -45,19 +45,19 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .description('limits of the namespace and how much of each is in use')
     .action(() =>
       withClient(remote(), async (c) => {
-        const { items } = await c.listLimits();
-        if (items.length === 0) return console.log('no limits');
-        console.log(
-          table(
-            ['KIND', 'NAME', 'MAX', 'PER', 'IN USE'],
-            items.map((l) => [
-              l.kind,
-              l.name || '(namespace)',
-              String(l.max),
-              l.per_ms ? `${l.per_ms}ms` : '',
-              String(l.used),
-            ]),
-          ),
+        print(await c.listLimits(), ({ items }) =>
+          items.length === 0
+            ? 'no limits'
+            : table(
+                ['KIND', 'NAME', 'MAX', 'PER', 'IN USE'],
+                items.map((l) => [
+                  l.kind,
+                  l.name || '(namespace)',
+                  String(l.max),
+                  l.per_ms ? `${l.per_ms}ms` : '',
+                  String(l.used),
+                ]),
+              ),
         );
       }),
     );
@@ -73,14 +73,16 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .action((kind: string, a: string, b: string | undefined, o: { per?: string }) =>
       withClient(remote(), async (c) => {
         if (!(KINDS as readonly string[]).includes(kind))
-          throw new CliError(`kind must be one of ${KINDS.join(', ')}`);
+          throw new UsageError(`kind must be one of ${KINDS.join(', ')}`);
         const [name, max] = kind === 'quota' ? ['', a] : [a, b];
-        if (max === undefined) throw new CliError('give the max');
+        if (max === undefined) throw new UsageError('give the max');
         if (o.per !== undefined && !parseDuration(o.per).ok)
-          throw new CliError(`--per: ${o.per} is not a duration`);
+          throw new UsageError(`--per: ${o.per} is not a duration`);
         const l = await c.setLimit(kind as (typeof KINDS)[number], name, whole(max), o.per);
-        console.log(
-          `${l.kind} ${l.name || '(namespace)'}: at most ${l.max}${l.per_ms ? ` per ${o.per}` : ''} (in use: ${l.used})`,
+        print(
+          l,
+          () =>
+            `${l.kind} ${l.name || '(namespace)'}: at most ${l.max}${l.per_ms ? ` per ${o.per}` : ''} (in use: ${l.used})`,
         );
       }),
     );
@@ -92,7 +94,10 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .action((kind: string, name: string | undefined) =>
       withClient(remote(), async (c) => {
         await c.deleteLimit(kind as (typeof KINDS)[number], name ?? '');
-        console.log(`lifted the ${kind} limit${name ? ` ${name}` : ''}`);
+        print(
+          { deleted: true, kind, name: name ?? '' },
+          () => `lifted the ${kind} limit${name ? ` ${name}` : ''}`,
+        );
       }),
     );
 
@@ -108,26 +113,27 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .option('--limit <n>', 'how many', whole, 50)
     .action((o: { state: string; for?: string; mine?: boolean; limit: number }) =>
       withClient(remote(), async (c) => {
-        const { items } = await c.inbox({
+        const page = await c.inbox({
           state: o.state as 'open',
           limit: o.limit,
           ...(o.for ? { assignee: o.for } : {}),
           ...(o.mine ? { claimed_by: me() } : {}),
         });
-        if (items.length === 0) return console.log('nothing in the inbox');
-        console.log(
-          table(
-            ['TASK', 'TITLE', 'RUN', 'FOR', 'CLAIMED BY', 'DEADLINE', 'STATE'],
-            items.map((t) => [
-              t.task_id,
-              t.title,
-              `${t.definition} ${t.run_id.slice(0, 13)}…`,
-              t.assignees.join(',') || 'anyone',
-              t.claimed_by ?? '',
-              t.deadline_at ?? '',
-              status(t.state),
-            ]),
-          ),
+        print(page, ({ items }) =>
+          items.length === 0
+            ? 'nothing in the inbox'
+            : table(
+                ['TASK', 'TITLE', 'RUN', 'FOR', 'CLAIMED BY', 'DEADLINE', 'STATE'],
+                items.map((t) => [
+                  t.task_id,
+                  t.title,
+                  `${t.definition} ${t.run_id.slice(0, 13)}…`,
+                  t.assignees.join(',') || 'anyone',
+                  t.claimed_by ?? '',
+                  t.deadline_at ?? '',
+                  status(t.state),
+                ]),
+              ),
         );
       }),
     );
@@ -137,15 +143,16 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .argument('<task-id>')
     .action((id: string) =>
       withClient(remote(), async (c) => {
-        const t = await c.humanTask(id);
-        console.log(`${color.bold(t.title)}  ${status(t.state)}`);
-        if (t.description) console.log(t.description);
-        console.log(`run ${t.run_id} (${t.definition}), node ${t.node_id}`);
-        console.log(`for: ${t.assignees.join(', ') || 'anyone'}; claimed by: ${t.claimed_by ?? 'nobody'}`);
-        if (t.deadline_at) console.log(`deadline: ${t.deadline_at}`);
-        console.log(`input: ${JSON.stringify(t.input, null, 2)}`);
-        if (t.form) console.log(`form: ${JSON.stringify(t.form, null, 2)}`);
-        if (t.data !== null) console.log(`answer (${t.completed_by}): ${brief(t.data, 200)}`);
+        print(await c.humanTask(id), (t) => [
+          `${color.bold(t.title)}  ${status(t.state)}`,
+          ...(t.description ? [t.description] : []),
+          `run ${t.run_id} (${t.definition}), node ${t.node_id}`,
+          `for: ${t.assignees.join(', ') || 'anyone'}; claimed by: ${t.claimed_by ?? 'nobody'}`,
+          ...(t.deadline_at ? [`deadline: ${t.deadline_at}`] : []),
+          `input: ${JSON.stringify(t.input, null, 2)}`,
+          ...(t.form ? [`form: ${JSON.stringify(t.form, null, 2)}`] : []),
+          ...(t.data !== null ? [`answer (${t.completed_by}): ${brief(t.data, 200)}`] : []),
+        ]);
       }),
     );
   for (const verb of ['claim', 'release'] as const) {
@@ -160,7 +167,7 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
             verb === 'claim'
               ? await c.claimHumanTask(id, o.user ?? me())
               : await c.releaseHumanTask(id, o.user ?? me());
-          console.log(
+          print(t, () =>
             verb === 'claim' ? `claimed "${t.title}" for ${t.claimed_by}` : `released "${t.title}"`,
           );
         }),
@@ -175,7 +182,7 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .action((id: string, o: { data: string; user?: string }) =>
       withClient(remote(), async (c) => {
         const t = await c.completeHumanTask(id, o.user ?? me(), json(o.data, '--data'));
-        console.log(`completed "${t.title}"; run ${t.run_id} moves on`);
+        print(t, () => `completed "${t.title}"; run ${t.run_id} moves on`);
       }),
     );
 
@@ -185,21 +192,21 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .description('schedules of the namespace')
     .action(() =>
       withClient(remote(), async (c) => {
-        const { items } = await c.listSchedules();
-        if (items.length === 0) return console.log('no schedules');
-        console.log(
-          table(
-            ['NAME', 'DEFINITION', 'CRON', 'TIME ZONE', 'OVERLAP', 'NEXT', 'LAST'],
-            items.map((s) => [
-              s.paused ? `${s.name} ${color.yellow('(paused)')}` : s.name,
-              s.definition + (s.version ? ` v${s.version}` : ''),
-              s.cron,
-              s.timezone,
-              s.overlap,
-              s.paused ? '' : (s.next_at ?? 'never'),
-              s.last_outcome ?? '',
-            ]),
-          ),
+        print(await c.listSchedules(), ({ items }) =>
+          items.length === 0
+            ? 'no schedules'
+            : table(
+                ['NAME', 'DEFINITION', 'CRON', 'TIME ZONE', 'OVERLAP', 'NEXT', 'LAST'],
+                items.map((s) => [
+                  s.paused ? `${s.name} ${color.yellow('(paused)')}` : s.name,
+                  s.definition + (s.version ? ` v${s.version}` : ''),
+                  s.cron,
+                  s.timezone,
+                  s.overlap,
+                  s.paused ? '' : (s.next_at ?? 'never'),
+                  s.last_outcome ?? '',
+                ]),
+              ),
         );
       }),
     );
@@ -237,8 +244,10 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
             ...(o.version ? { version: o.version } : {}),
             ...(o.paused ? { paused: true } : {}),
           });
-          console.log(
-            `schedule ${s.name}: ${s.cron} (${s.timezone}); next start ${s.paused ? 'when resumed' : (s.next_at ?? 'never')}`,
+          print(
+            s,
+            () =>
+              `schedule ${s.name}: ${s.cron} (${s.timezone}); next start ${s.paused ? 'when resumed' : (s.next_at ?? 'never')}`,
           );
         }),
     );
@@ -250,8 +259,10 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
       .action((name: string) =>
         withClient(remote(), async (c) => {
           const s = await c.pauseSchedule(name, verb === 'pause');
-          console.log(
-            `schedule ${s.name} is ${s.paused ? 'paused' : `running; next start ${s.next_at ?? 'never'}`}`,
+          print(
+            s,
+            () =>
+              `schedule ${s.name} is ${s.paused ? 'paused' : `running; next start ${s.next_at ?? 'never'}`}`,
           );
         }),
       );
@@ -262,7 +273,7 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
     .action((name: string) =>
       withClient(remote(), async (c) => {
         await c.deleteSchedule(name);
-        console.log(`deleted schedule ${name}`);
+        print({ deleted: true, name }, () => `deleted schedule ${name}`);
       }),
     );
 
@@ -275,16 +286,18 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
       withClient(remote(), async (c) => {
         if (o.now) {
           const idle = o.idle === undefined ? undefined : parseDuration(o.idle);
-          if (idle && !idle.ok) throw new CliError(`--idle: ${idle.error}`);
-          const { repaired } = await c.sweep(idle?.ok ? idle.value : undefined);
-          console.log(
+          if (idle && !idle.ok) throw new UsageError(`--idle: ${idle.error}`);
+          const swept = await c.sweep(idle?.ok ? idle.value : undefined);
+          const { repaired } = swept;
+          print(swept, () =>
             repaired.length === 0 ? 'no stuck runs' : `repaired ${repaired.length}: ${repaired.join(', ')}`,
           );
           return;
         }
-        const s = await c.sweeper();
-        console.log(
-          `rounds ${s.rounds}, repaired ${s.repaired} (idle threshold ${s.idle_ms} ms)${s.recent.length ? `; recent: ${s.recent.join(', ')}` : ''}`,
+        print(
+          await c.sweeper(),
+          (s) =>
+            `rounds ${s.rounds}, repaired ${s.repaired} (idle threshold ${s.idle_ms} ms)${s.recent.length ? `; recent: ${s.recent.join(', ')}` : ''}`,
         );
       }),
     );

@@ -2,7 +2,7 @@ import { type KeyRole, WeftAdminClient } from '@weft/client';
 import { connect, migrate, PgApiKeys } from '@weft/postgres';
 import { generateKey, issueKey } from '@weft/server';
 import { CliError } from '../errors.js';
-import { brief, color, table } from '../output.js';
+import { brief, color, note, print, table } from '../output.js';
 import { clientOptions, type RemoteOptions } from './remote.js';
 
 const ROLES = ['admin', 'operator', 'viewer', 'worker'];
@@ -35,8 +35,8 @@ const list = (value: string | undefined) =>
         .filter((v) => v !== '');
 
 function shown(key: string): void {
-  console.log(key);
-  console.error(color.dim('this key is shown once and never stored: keep it now'));
+  print({ key }, () => key);
+  note(color.dim('this key is shown once and never stored: keep it now'));
 }
 
 /**
@@ -76,8 +76,7 @@ export async function createKeyCommand(name: string, f: CreateKeyFlags, o: Remot
 /** `weft keys list`: every key, without secrets. */
 export async function listKeysCommand(o: RemoteOptions): Promise<void> {
   await withAdmin(o, async (c) => {
-    const { items } = await c.listKeys();
-    console.log(
+    print(await c.listKeys(), ({ items }) =>
       table(
         ['NAME', 'ROLE', 'NAMESPACES', 'TASK TYPES', 'EXPIRES', 'LAST USED', 'STATE'],
         items.map((k) => [
@@ -97,14 +96,14 @@ export async function listKeysCommand(o: RemoteOptions): Promise<void> {
 /** `weft keys revoke NAME`. */
 export async function revokeKeyCommand(name: string, o: RemoteOptions): Promise<void> {
   await withAdmin(o, async (c) => {
-    const k = await c.revokeKey(name);
-    console.log(`revoked ${k.name} at ${k.revoked_at}`);
+    print(await c.revokeKey(name), (k) => `revoked ${k.name} at ${k.revoked_at}`);
   });
 }
 
 /** `weft keys generate`: a fresh key to give as WEFT_BOOTSTRAP_ADMIN_KEY. */
 export function generateKeyCommand(): void {
-  console.log(generateKey().key);
+  const { key } = generateKey();
+  print({ key }, () => key);
 }
 
 /** `weft audit`: administrative changes, newest first. */
@@ -113,8 +112,7 @@ export async function auditCommand(
   o: RemoteOptions,
 ): Promise<void> {
   await withAdmin(o, async (c) => {
-    const answer = await c.audit(page);
-    console.log(
+    print(await c.audit(page), (answer) => [
       table(
         ['ID', 'AT', 'ACTOR', 'ACTION', 'NAMESPACE', 'TARGET', 'DETAILS'],
         answer.items.map((e) => [
@@ -127,7 +125,7 @@ export async function auditCommand(
           brief(e.details, 60),
         ]),
       ),
-    );
-    if (answer.next_before) console.log(color.dim(`more: weft audit --before ${answer.next_before}`));
+      ...(answer.next_before ? [color.dim(`more: weft audit --before ${answer.next_before}`)] : []),
+    ]);
   });
 }

@@ -2,7 +2,7 @@ import { userInfo } from 'node:os';
 import type { Json, Run, RunStatus } from '@weft/client';
 import { type Command, InvalidArgumentError } from 'commander';
 import { CliError } from '../errors.js';
-import { status } from '../output.js';
+import { print, status } from '../output.js';
 import { bulkCommand } from './bulk.js';
 import { type RemoteOptions, withClient } from './remote.js';
 import { historyCommand, watchCommand } from './watch.js';
@@ -28,8 +28,14 @@ function json(flag: string) {
   };
 }
 
+function positiveWhole(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of at least 1');
+  return n;
+}
+
 function said(run: Run): void {
-  console.log(`run ${run.id} is ${status(run.status)}`);
+  print(run, () => `run ${run.id} is ${status(run.status)}`);
 }
 
 /**
@@ -154,12 +160,7 @@ export function registerOperatorActionCommands(
     .description('cancel, terminate or retry every run matching a filter, in batches, with progress')
     .argument('<action>', 'cancel, terminate or retry')
     .option('--definition <name>', 'only runs of this definition')
-    .option('--version <n>', 'only runs of this version (with --definition)', (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1)
-        throw new InvalidArgumentError('must be a whole number of at least 1');
-      return n;
-    })
+    .option('--version <n>', 'only runs of this version (with --definition)', positiveWhole)
     .option('--status <status>', 'only runs in this status')
     .option('--started-before <time>', 'only runs started before this time (ISO, e.g. 2026-01-31T12:00:00Z)')
     .option('--started-after <time>', 'only runs started at or after this time')
@@ -182,6 +183,15 @@ export function registerOperatorActionCommands(
     .argument('<id>', 'run id')
     .option('--follow', 'keep watching after the run finishes (a retry or rerun may start it again)', false)
     .action((id, o) => watchCommand(id, { follow: Boolean(o.follow) }, remote()));
+
+  runs
+    .command('logs')
+    .description("print the lines a run's handlers wrote (ctx.log), oldest first")
+    .argument('<id>', 'run id')
+    .option('--node <id>', "only this node's lines")
+    .option('--attempt <n>', 'only lines of this attempt', positiveWhole)
+    .option('--follow', 'keep printing new lines until the run has finished (Ctrl-C to stop)', false)
+    .action(async (id, o) => (await import('./logs.js')).logsCommand(id, o, remote()));
 
   runs
     .command('history')

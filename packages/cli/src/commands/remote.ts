@@ -1,6 +1,12 @@
-import { type ClientOptions, type Json, type RunStatus, WeftClient } from '@weft/client';
-import { CliError } from '../errors.js';
-import { brief, color, elapsed, status, table } from '../output.js';
+import {
+  type ClientOptions,
+  type Json,
+  RunNotCompletedError,
+  RunWaitTimeoutError,
+  WeftClient,
+} from '@weft/client';
+import { CliError, EXIT, UsageError } from '../errors.js';
+import { jsonOutput, note, print, status } from '../output.js';
 import { readSource } from './local.js';
 
 /** Options every command that talks to a server takes. */
@@ -49,8 +55,7 @@ export async function withClient<T>(o: RemoteOptions, fn: (c: WeftClient) => Pro
 export async function deployCommand(file: string, o: RemoteOptions): Promise<void> {
   const source = await readSource(file);
   await withClient(o, async (c) => {
-    const d = await c.deploy(source);
-    console.log(
+    print(await c.deploy(source), (d) =>
       d.created
         ? `deployed ${d.name} version ${d.version}`
         : `${d.name} version ${d.version} is already deployed with this content`,
@@ -58,110 +63,76 @@ export async function deployCommand(file: string, o: RemoteOptions): Promise<voi
   });
 }
 
-/** `weft start NAME --input JSON`. */
+/** Parses a JSON value given on the command line; a wrong one is a usage error naming the option. */
+export function jsonOption(option: string, text: string): Json {
+  try {
+    return JSON.parse(text) as Json;
+  } catch (e) {
+    throw new UsageError(`${option} is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+/** How `weft start --wait` waits: as long as the run takes, or at most `timeoutMs`. */
+export interface StartWait {
+  readonly timeoutMs?: number;
+}
+
+/**
+ * `weft start NAME --input JSON [--wait]`. With `--wait` it waits for the run to finish and prints its
+ * output (`--json`: the run), exiting 0 when it completed and 6 when it failed, was cancelled or was
+ * terminated (its error on stderr).
+ */
 export async function startCommand(
   name: string,
   input: string | undefined,
   version: number | undefined,
   o: RemoteOptions,
   idempotencyKey?: string,
+  wait?: StartWait,
 ): Promise<void> {
-  let parsed: Json = {};
-  if (input !== undefined) {
-    try {
-      parsed = JSON.parse(input) as Json;
-    } catch (e) {
-      throw new CliError(`--input is not valid JSON: ${(e as Error).message}`);
-    }
-  }
+  const parsed: Json = input === undefined ? {} : jsonOption('--input', input);
   await withClient(o, async (c) => {
     const run = await c.startRun(name, parsed, {
       ...(version ? { version } : {}),
       ...(idempotencyKey ? { idempotencyKey } : {}),
     });
-    console.log(
-      run.created
-        ? `started run ${run.id} of ${run.definition} v${run.version}`
-        : `run ${run.id} of ${run.definition} v${run.version} was already started with this key`,
-    );
-  });
-}
-
-/** `weft runs list`. */
-export async function listRunsCommand(
-  filter: { status?: string; definition?: string; limit?: number; cursor?: string },
-  o: RemoteOptions,
-): Promise<void> {
-  await withClient(o, async (c) => {
-    const page = await c.listRuns({
-      ...(filter.status ? { status: filter.status as RunStatus } : {}),
-      ...(filter.definition ? { definition: filter.definition } : {}),
-      ...(filter.limit ? { limit: filter.limit } : {}),
-      ...(filter.cursor ? { cursor: filter.cursor } : {}),
-    });
-    if (page.items.length === 0) {
-      console.log('no runs');
+    const said = run.created
+      ? `started run ${run.id} of ${run.definition} v${run.version}`
+      : `run ${run.id} of ${run.definition} v${run.version} was already started with this key`;
+    if (!wait) {
+      print(run, () => said);
       return;
     }
-    console.log(
-      table(
-        ['RUN', 'DEFINITION', 'STATUS', 'STARTED', 'TOOK'],
-        page.items.map((r) => [
-          r.id,
-          `${r.definition} v${r.version}`,
-          status(r.status),
-          r.created_at,
-          elapsed(r.created_at, r.finished_at),
-        ]),
-      ),
-    );
-    if (page.next_cursor) console.log(color.dim(`more: weft runs list --cursor ${page.next_cursor}`));
+    note(said);
+    await waitAndPrint(c, run.id, wait);
   });
 }
 
-/** `weft runs show ID`: the run and a table of its tasks. */
-export async function showRunCommand(id: string, o: RemoteOptions): Promise<void> {
-  await withClient(o, async (c) => {
-    const run = await c.getRun(id);
-    console.log(`${color.bold('run')}        ${run.id}`);
-    console.log(`${color.bold('definition')} ${run.definition} v${run.version}`);
-    if (run.parent)
-      console.log(
-        `${color.bold('parent')}     run ${run.parent.run_id}, node ${run.parent.node_id} attempt ${run.parent.attempt}${run.parent.detached ? ' (detached)' : ''}`,
+async function waitAndPrint(c: WeftClient, id: string, wait: StartWait): Promise<void> {
+  try {
+    const output = await c.result(id, wait.timeoutMs !== undefined ? { timeoutMs: wait.timeoutMs } : {});
+    if (jsonOutput()) print(await c.getRun(id), () => undefined);
+    else console.log(JSON.stringify(output));
+  } catch (e) {
+    if (e instanceof RunWaitTimeoutError)
+      throw new CliError(
+        `run ${id} is still ${e.status} after waiting ${e.timeoutMs} ms; it goes on: follow it with \`weft runs watch ${id}\``,
+        EXIT.failure,
+        'wait_timeout',
       );
-    console.log(
-      `${color.bold('status')}     ${status(run.status)}${run.finished_at ? ` after ${elapsed(run.created_at, run.finished_at)}` : ''}`,
-    );
-    console.log(`${color.bold('input')}      ${brief(run.input, 100)}`);
-    if (run.output !== null) console.log(`${color.bold('output')}     ${brief(run.output, 100)}`);
-    if (run.error) console.log(`${color.bold('error')}      ${color.red(run.error.message)}`);
-    console.log('');
-    console.log(
-      table(
-        ['NODE', 'ATTEMPT', 'STATUS', 'TYPE', 'WORKER', 'TOOK', 'OUTPUT / ERROR'],
-        run.tasks.map((t) => [
-          t.iteration ? `${t.node_id}[${t.iteration}]` : t.node_id,
-          String(t.attempt),
-          status(t.status),
-          t.task_type ?? '',
-          t.worker ?? '',
-          elapsed(t.started_at, t.finished_at),
-          t.error
-            ? color.red(brief(t.error.message))
-            : t.output === null && t.child_run_id
-              ? color.dim(`child run ${t.child_run_id}`)
-              : brief(t.output),
-        ]),
-      ),
-    );
-  });
+    // A run that did not complete is printed with --json too (its error is in it), then exits 6.
+    if (e instanceof RunNotCompletedError && jsonOutput()) print(await c.getRun(id), () => undefined);
+    throw e;
+  }
 }
 
 /** `weft cancel ID`. */
 export async function cancelCommand(id: string, reason: string | undefined, o: RemoteOptions): Promise<void> {
   await withClient(o, async (c) => {
-    const run = await c.cancelRun(id, reason, `cli:${process.env.USER ?? 'unknown'}`);
-    console.log(`run ${run.id} is ${status(run.status)}`);
+    print(
+      await c.cancelRun(id, reason, `cli:${process.env.USER ?? 'unknown'}`),
+      (run) => `run ${run.id} is ${status(run.status)}`,
+    );
   });
 }
 
@@ -172,14 +143,7 @@ export async function signalCommand(
   options: { data?: string; correlation?: string },
   o: RemoteOptions,
 ): Promise<void> {
-  let data: Json = null;
-  if (options.data !== undefined) {
-    try {
-      data = JSON.parse(options.data) as Json;
-    } catch (e) {
-      throw new CliError(`--data is not valid JSON: ${(e as Error).message}`);
-    }
-  }
+  const data: Json = options.data === undefined ? null : jsonOption('--data', options.data);
   await withClient(o, async (c) => {
     const sent = await c.signal(runId, name, data, {
       ...(options.correlation !== undefined ? { correlation: options.correlation } : {}),
@@ -192,6 +156,6 @@ export async function signalCommand(
         : sent.outcome === 'kept'
           ? `kept: no node waits for it yet; the next one that waits for "${name}" takes it`
           : 'queued: the run is paused; it is decided when the run resumes';
-    console.log(`signal ${name} (${sent.signal_id}) ${what}`);
+    print(sent, () => `signal ${name} (${sent.signal_id}) ${what}`);
   });
 }

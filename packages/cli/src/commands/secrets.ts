@@ -1,7 +1,7 @@
 import { SecretsClient } from '@weft/client';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
-import { table } from '../output.js';
+import { print, table } from '../output.js';
 import type { RemoteOptions } from './remote.js';
 
 async function withSecrets<T>(o: RemoteOptions, fn: (c: SecretsClient) => Promise<T>): Promise<T> {
@@ -32,25 +32,26 @@ export async function setSecretCommand(
   const value = flags.value ?? (await readStdin());
   if (value === '') throw new CliError('the value is empty: pass --value or pipe it on standard input');
   await withSecrets(o, (c) => c.set(name, value));
-  console.log(`set secret ${name} in namespace ${o.namespace}`);
+  print({ name, set: true }, () => `set secret ${name} in namespace ${o.namespace}`);
 }
 
 /** `weft secrets list`: names and when each was set; never a value. */
 export async function listSecretsCommand(o: RemoteOptions): Promise<void> {
   const items = await withSecrets(o, (c) => c.list());
-  if (items.length === 0) return console.log(`no secrets in namespace ${o.namespace}`);
-  console.log(
-    table(
-      ['NAME', 'UPDATED'],
-      items.map((s) => [s.name, s.updated_at]),
-    ),
+  print({ items }, () =>
+    items.length === 0
+      ? `no secrets in namespace ${o.namespace}`
+      : table(
+          ['NAME', 'UPDATED'],
+          items.map((s) => [s.name, s.updated_at]),
+        ),
   );
 }
 
 /** `weft secrets delete NAME`. */
 export async function deleteSecretCommand(name: string, o: RemoteOptions): Promise<void> {
   await withSecrets(o, (c) => c.delete(name));
-  console.log(`deleted secret ${name}`);
+  print({ name, deleted: true }, () => `deleted secret ${name}`);
 }
 
 /** `weft secrets set|list|delete`. */

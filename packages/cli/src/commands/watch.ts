@@ -1,5 +1,6 @@
 import { type HistoryEvent, type RunWithTasks, type Task, WeftClient } from '@weft/client';
-import { brief, color, elapsed, status, table } from '../output.js';
+import { EXIT } from '../errors.js';
+import { brief, color, elapsed, jsonOutput, print, status, table } from '../output.js';
 import { clientOptions, type RemoteOptions, withClient } from './remote.js';
 
 const FINISHED = ['completed', 'failed', 'cancelled', 'terminated'];
@@ -55,12 +56,13 @@ function nodeTable(run: RunWithTasks, order: readonly string[]): string {
 /**
  * `weft runs watch ID`: the run's nodes and its history as it happens, from the live SSE stream (which
  * resumes by itself if the connection drops). In a terminal the view is redrawn in place; otherwise
- * each new event is printed as a line and the nodes at the end. Stops when the run has finished and
- * every event has been shown (unless --follow), or on Ctrl-C.
+ * each new event is printed as a line and the nodes at the end (`--json`: one line `{"event": ...}` per
+ * event, then `{"run": ...}`). Stops when the run has finished and every event has been shown (unless
+ * --follow), or on Ctrl-C; exits 6 when the run did not complete.
  */
 export async function watchCommand(id: string, o: { follow: boolean }, remote: RemoteOptions): Promise<void> {
   const c = new WeftClient(clientOptions(remote, 3));
-  const tty = Boolean(process.stdout.isTTY);
+  const tty = Boolean(process.stdout.isTTY) && !jsonOutput();
   const abort = new AbortController();
   const stop = () => abort.abort();
   process.once('SIGINT', stop);
@@ -114,7 +116,8 @@ export async function watchCommand(id: string, o: { follow: boolean }, remote: R
       for await (const e of c.streamHistory(id, { signal: abort.signal })) {
         events.push(e);
         lastSeq = e.seq;
-        if (!tty) console.log(eventLine(e));
+        if (jsonOutput()) print({ event: e }, () => undefined);
+        else if (!tty) console.log(eventLine(e));
         refresh();
       }
     } finally {
@@ -123,12 +126,16 @@ export async function watchCommand(id: string, o: { follow: boolean }, remote: R
       if (tty) process.stdout.write('\x1b[?25h');
     }
     run = await c.getRun(id);
-    if (tty) draw();
+    if (jsonOutput()) print({ run }, () => undefined);
+    else if (tty) draw();
     else {
       console.log('');
       console.log(nodeTable(run, order));
     }
-    console.log(`run ${run.id} is ${status(run.status)}`);
+    if (!jsonOutput()) console.log(`run ${run.id} is ${status(run.status)}`);
+    // A script watching a run learns how it ended from the exit code (stopped early with Ctrl-C: the
+    // status it had then).
+    if (run.status !== 'completed') process.exitCode = EXIT.runNotCompleted;
   } finally {
     process.off('SIGINT', stop);
     await c.close();
@@ -145,12 +152,13 @@ export async function historyCommand(
     let after: number | null = o.after;
     do {
       const page = await c.history(id, after, o.limit);
-      for (const e of page.events) console.log(eventLine(e));
       after = page.next_after;
-      if (after !== null && !o.all) {
-        console.log(color.dim(`more: weft runs history ${id} --after ${after}`));
-        return;
-      }
+      const more = after !== null && !o.all;
+      print(page, (p) => [
+        ...p.events.map(eventLine),
+        ...(more ? [color.dim(`more: weft runs history ${id} --after ${after}`)] : []),
+      ]);
+      if (more) return;
     } while (after !== null);
   });
 }
