@@ -53,6 +53,13 @@ export {
   bulkOperatorAction,
 } from './services/bulk-actions.js';
 export type { DefinitionService } from './services/definitions.js';
+export type {
+  EmitFailure,
+  EmitOutcome,
+  EmitRequest,
+  EmittedRun,
+  EventService,
+} from './services/events.js';
 export type { HumanTaskService } from './services/human-tasks.js';
 export type { LimitService } from './services/limit-service.js';
 export type { Asker, OperatorActionService } from './services/operator-actions.js';
