@@ -168,6 +168,15 @@ export interface SignalResult {
   iteration?: string;
 }
 
+/** What an event sent with `emit` started. */
+export interface EmitResult {
+  event: { id: string; name: string };
+  /** A run per matching definition; `created: false` when an earlier event with the same id started it. */
+  runs: { definition: string; version: number; run_id: string; status: RunStatus; created: boolean }[];
+  /** Definitions whose trigger matched but could not start (a mapping failed, the input was refused). */
+  failures: { definition: string; version: number; error: { code: string; message: string } }[];
+}
+
 /** An outbox message the relay gave up on: kept until replayed. */
 export interface DeadLetter {
   id: string;
