@@ -1,5 +1,6 @@
 import {
   DEFAULT_TASK_STREAM_PREFIX,
+  humanTaskSinksOf,
   redisTaskDestination,
   type SinkConfig,
   sinkDestinations,
@@ -149,6 +150,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const engine = new Engine({
     store,
     destinations,
+    humanTaskSinks: humanTaskSinksOf(options.sinks ?? []),
     outbound,
     secretStore: new PgSecretStore(sql),
     ...(options.secretsKey
