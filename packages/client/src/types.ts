@@ -34,8 +34,21 @@ export interface Run {
   } | null;
   created_at: string;
   finished_at: string | null;
+  /**
+   * Its steps (worker tasks, http calls, human tasks; each once, whatever its attempts) known so far,
+   * completed, failed for good, and running.
+   */
+  progress: RunProgressCounts;
   /** The attempt that started this run, for runs started by `sub_workflow` or `start_workflow` nodes. */
   parent?: { run_id: string; node_id: string; iteration: string; attempt: number; detached: boolean } | null;
+}
+
+/** A run's steps known so far, completed, failed for good, and running. */
+export interface RunProgressCounts {
+  known: number;
+  completed: number;
+  failed: number;
+  running: number;
 }
 
 /** One attempt of one node of a run. */

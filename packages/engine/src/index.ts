@@ -83,6 +83,7 @@ export * from './store/operator-records.js';
 export * from './store/outbox-records.js';
 export * from './store/records.js';
 export * from './store/report-refusals.js';
+export * from './store/run-progress.js';
 export * from './store/schedule-records.js';
 export * from './store/store.js';
 export { type Clock, systemClock } from './support/clock.js';

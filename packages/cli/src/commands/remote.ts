@@ -132,6 +132,11 @@ export async function showRunCommand(id: string, o: RemoteOptions): Promise<void
     console.log(
       `${color.bold('status')}     ${status(run.status)}${run.finished_at ? ` after ${elapsed(run.created_at, run.finished_at)}` : ''}`,
     );
+    const p = run.progress;
+    if (p)
+      console.log(
+        `${color.bold('progress')}   ${p.completed}/${p.known} steps completed, ${p.running} running, ${p.failed} failed`,
+      );
     console.log(`${color.bold('input')}      ${brief(run.input, 100)}`);
     if (run.output !== null) console.log(`${color.bold('output')}     ${brief(run.output, 100)}`);
     if (run.error) console.log(`${color.bold('error')}      ${color.red(run.error.message)}`);
