@@ -283,6 +283,22 @@ describe('examples that wait for people or reach outside the run', () => {
     expect(reminder.parent).toMatchObject({ run_id: done.id, node_id: 'remind', detached: true });
   });
 
+  it('signup: an event starts it once per address, and only for a trial plan', async () => {
+    const data = { email: 'eve@example.com', plan: 'trial', trial_ends_at: soon() };
+    const sent = await client.emit('user.registered', data, { id: 'reg-1' });
+    expect(sent.runs).toEqual([expect.objectContaining({ definition: 'signup', created: true })]);
+    const again = await client.emit('user.registered', data, { id: 'reg-2' });
+    expect(again.runs).toEqual([{ ...sent.runs[0]!, created: false, status: expect.any(String) }]);
+    const done = await ended(sent.runs[0]!.run_id);
+    expect(done).toMatchObject({ status: 'completed', input: { email: data.email } });
+    const enterprise = await client.emit('user.registered', {
+      ...data,
+      email: 'big@example.com',
+      plan: 'enterprise',
+    });
+    expect(enterprise.runs).toEqual([]);
+  });
+
   it('address-check: an http node retries a 503 and reads the JSON answer', async () => {
     const address = { street: '1 rue de la paix', city: 'Paris' };
     const done = await run('address-check', { order_id: 'H-9', address, address_api: outsideUrl });

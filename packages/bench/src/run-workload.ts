@@ -36,6 +36,8 @@ export interface Measurement {
   /** Latency with only a few runs in flight (W2 only). */
   readonly few: Latency | null;
   readonly commitsPerStep: number;
+  /** Statements the server sent to PostgreSQL per step during the burst (weft_db_statements_total). */
+  readonly statementsPerStep: number;
   readonly walBytesPerStep: number;
   readonly serverRssMb: number;
   readonly workerRssMb: number;
@@ -137,6 +139,7 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
       fixed,
       few,
       commitsPerStep: (after.commits - before.commits) / timings.length,
+      statementsPerStep: (metricsAfter.statements - metricsBefore.statements) / timings.length,
       walBytesPerStep: (after.walBytes - before.walBytes) / timings.length,
       serverRssMb: serverRss / 2 ** 20,
       workerRssMb: workerRss / 2 ** 20,
@@ -151,11 +154,15 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
   }
 }
 
-/** The server's counters of events decided and node instances read for them. */
-async function engineMetrics(url: string): Promise<{ events: number; reads: number }> {
+/** The server's counters of events decided, node instances read for them, and statements sent. */
+async function engineMetrics(url: string): Promise<{ events: number; reads: number; statements: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { events: read('weft_events_decided_total'), reads: read('weft_node_instances_read_total') };
+  return {
+    events: read('weft_events_decided_total'),
+    reads: read('weft_node_instances_read_total'),
+    statements: read('weft_db_statements_total'),
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { parseDuration } from '@weft/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { listDeadLettersCommand, replayDeadLettersCommand } from './commands/dead-letters.js';
+import { emitCommand } from './commands/emit.js';
 import { registerFlowCommands } from './commands/flow.js';
 import { registerOperatorActionCommands } from './commands/operator-actions.js';
 import {
@@ -235,6 +236,13 @@ function registerRunCommands(program: Command, remote: () => RemoteOptions): Com
     .option('-d, --data <json>', "signal data as JSON (the waiting node's output)")
     .option('--correlation <key>', 'only a node waiting with this correlation key takes it')
     .action((run, name, o) => signalCommand(run, name, o, remote()));
+  program
+    .command('emit')
+    .description('send an event: starts every definition whose triggers listen for it, once per event id')
+    .argument('<name>', "event name, as a definition's triggers name it")
+    .option('-d, --data <json>', 'event data as JSON (what triggers read as data)')
+    .option('--id <id>', 'your id for the event: sending it again starts nothing new (default: a random one)')
+    .action((name, o) => emitCommand(name, o, remote()));
   return runs;
 }
 

@@ -118,6 +118,8 @@ export abstract class ApiClient {
           const decoder = new TextDecoder();
           for await (const chunk of response.body) {
             for (const message of parser.push(decoder.decode(chunk as Uint8Array, { stream: true }))) {
+              // Named events (the run's progress) are not history: only unnamed ones carry a sequence.
+              if (message.event !== 'message') continue;
               const event = JSON.parse(message.data) as T;
               if (event.seq <= after) continue;
               after = event.seq;

@@ -8,6 +8,7 @@ import type {
   DeadLetter,
   Deployed,
   DispatchInfo,
+  EmitResult,
   HistoryEvent,
   Json,
   LeasedTask,
@@ -327,6 +328,18 @@ export class WeftClient extends ApiClient {
       data,
       ...(options.correlation !== undefined ? { correlation: options.correlation } : {}),
       ...(options.by !== undefined ? { by: options.by } : {}),
+    });
+  }
+
+  /**
+   * Sends an event: starts the latest version of every definition whose triggers listen for `name`, at
+   * most once per event `id` and definition (a repeat answers the same runs, `created: false`).
+   */
+  emit(name: string, data: Json = null, options: { id?: string } = {}): Promise<EmitResult> {
+    return this.call('POST', '/v1/events', {
+      name,
+      data,
+      ...(options.id !== undefined ? { id: options.id } : {}),
     });
   }
 

@@ -34,8 +34,21 @@ export interface Run {
   } | null;
   created_at: string;
   finished_at: string | null;
+  /**
+   * Its steps (worker tasks, http calls, human tasks; each once, whatever its attempts) known so far,
+   * completed, failed for good, and running.
+   */
+  progress: RunProgressCounts;
   /** The attempt that started this run, for runs started by `sub_workflow` or `start_workflow` nodes. */
   parent?: { run_id: string; node_id: string; iteration: string; attempt: number; detached: boolean } | null;
+}
+
+/** A run's steps known so far, completed, failed for good, and running. */
+export interface RunProgressCounts {
+  known: number;
+  completed: number;
+  failed: number;
+  running: number;
 }
 
 /** One attempt of one node of a run. */
@@ -166,6 +179,15 @@ export interface SignalResult {
   outcome: 'delivered' | 'kept' | 'queued';
   node_id?: string;
   iteration?: string;
+}
+
+/** What an event sent with `emit` started. */
+export interface EmitResult {
+  event: { id: string; name: string };
+  /** A run per matching definition; `created: false` when an earlier event with the same id started it. */
+  runs: { definition: string; version: number; run_id: string; status: RunStatus; created: boolean }[];
+  /** Definitions whose trigger matched but could not start (a mapping failed, the input was refused). */
+  failures: { definition: string; version: number; error: { code: string; message: string } }[];
 }
 
 /** An outbox message the relay gave up on: kept until replayed. */

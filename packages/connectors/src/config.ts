@@ -1,39 +1,47 @@
 import { SINK_NAME_PATTERN, WeftError } from '@weft/core';
 
+/** Settings every kind of sink takes. */
+interface SinkCommon {
+  /** Namespaces whose human task changes this sink hears of (`*`: every namespace); none by default. */
+  readonly humanTasks?: readonly string[];
+}
+
 /** A sink configured on the server, named by `event` nodes (`sink: <name>`) and status callbacks. */
-export type SinkConfig =
+export type SinkConfig = SinkCommon &
   /** Appends to a Redis stream (XADD); `topic` overrides the stream key. */
-  | {
-      readonly kind: 'redis';
-      readonly name: string;
-      readonly url: string;
-      readonly stream: string;
-      readonly maxLen: number;
-    }
-  /** Publishes on a NATS subject, through JetStream (acknowledged, deduplicated by id) by default. */
-  | {
-      readonly kind: 'nats';
-      readonly name: string;
-      readonly url: string;
-      readonly subject: string;
-      readonly jetstream: boolean;
-    }
-  /** Publishes to a RabbitMQ exchange (the default exchange when empty) with publisher confirms. */
-  | {
-      readonly kind: 'amqp';
-      readonly name: string;
-      readonly url: string;
-      readonly exchange: string;
-      readonly routingKey: string;
-    }
-  /** POSTs JSON to a URL, signed with HMAC-SHA256 when a secret is given. */
-  | {
-      readonly kind: 'webhook';
-      readonly name: string;
-      readonly url: string;
-      readonly secret?: string;
-      readonly timeoutMs: number;
-    };
+  (
+    | {
+        readonly kind: 'redis';
+        readonly name: string;
+        readonly url: string;
+        readonly stream: string;
+        readonly maxLen: number;
+      }
+    /** Publishes on a NATS subject, through JetStream (acknowledged, deduplicated by id) by default. */
+    | {
+        readonly kind: 'nats';
+        readonly name: string;
+        readonly url: string;
+        readonly subject: string;
+        readonly jetstream: boolean;
+      }
+    /** Publishes to a RabbitMQ exchange (the default exchange when empty) with publisher confirms. */
+    | {
+        readonly kind: 'amqp';
+        readonly name: string;
+        readonly url: string;
+        readonly exchange: string;
+        readonly routingKey: string;
+      }
+    /** POSTs JSON to a URL, signed with HMAC-SHA256 when a secret is given. */
+    | {
+        readonly kind: 'webhook';
+        readonly name: string;
+        readonly url: string;
+        readonly secret?: string;
+        readonly timeoutMs: number;
+      }
+  );
 
 /**
  * Reads sink settings: a JSON object of sink name to settings, as in
@@ -72,7 +80,7 @@ export function parseSinks(value: unknown, env: NodeJS.ProcessEnv = process.env)
     };
     const known = (keys: string[]) => {
       for (const k of Object.keys(s))
-        if (!keys.includes(k))
+        if (!keys.includes(k) && k !== 'human_tasks')
           problems.push(`${where}: unknown setting "${k}" (expected ${keys.join(', ')})`);
     };
     switch (s.kind) {
@@ -124,8 +132,41 @@ export function parseSinks(value: unknown, env: NodeJS.ProcessEnv = process.env)
       default:
         problems.push(`${where}: "kind" must be one of redis, nats, amqp, webhook`);
     }
+    const humanTasks = readHumanTasks(s.human_tasks, where, problems);
+    const last = out[out.length - 1];
+    if (humanTasks && last?.name === name) out[out.length - 1] = { ...last, humanTasks };
   }
   if (problems.length > 0) throw bad(problems);
+  return out;
+}
+
+const NAMESPACE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/** A sink's `human_tasks`: the namespaces (or `*`) whose human task changes it hears of. */
+function readHumanTasks(value: unknown, where: string, problems: string[]): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (
+    !Array.isArray(value) ||
+    !value.every((v) => typeof v === 'string' && (v === '*' || NAMESPACE.test(v)))
+  ) {
+    problems.push(`${where}: "human_tasks" must be a list of namespaces, or ["*"] for every namespace`);
+    return undefined;
+  }
+  return value as string[];
+}
+
+/**
+ * Which sinks hear of human task changes, per namespace, as the engine takes it
+ * (`EngineOptions.humanTaskSinks`): from each sink's `human_tasks`.
+ */
+export function humanTaskSinksOf(sinks: readonly SinkConfig[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const sink of sinks)
+    for (const ns of sink.humanTasks ?? []) {
+      const names = out[ns] ?? [];
+      names.push(sink.name);
+      out[ns] = names;
+    }
   return out;
 }
 

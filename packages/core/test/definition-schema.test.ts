@@ -25,6 +25,12 @@ const examples = readdirSync(fileURLToPath(new URL('examples', root))).filter((f
 
 /** One small valid definition of each node kind and field shape, beside the examples. */
 const valid: Record<string, string> = {
+  triggers: `name: tr
+triggers:
+  - { event: order.placed, filter: "data.amount > 100", input: { order: data.id }, idempotency: data.id }
+  - { event: "billing/invoice:paid" }
+nodes: [{ id: a, task_type: a.b }]
+`,
   'every task field': `name: t
 defaults: { retry: { max_attempts: 5, backoff: fixed, delay: 1s, max_delay: 1m, factor: 1.5 }, timeout: 1h, priority: 3 }
 limits: { concurrency: { a.b: 2 }, semaphores: { db: 4 }, rates: { api: { limit: 10, per: 1m } }, quota: 100 }
@@ -75,6 +81,14 @@ edges: [{ from: h, to: c }, { from: c, to: [sw, ev, call] }]
 
 /** Files the validator refuses for what they are, not for their graph: the schema must refuse them too. */
 const invalid: Record<string, string> = {
+  'a trigger without an event': `name: tr
+triggers: [{ filter: "true" }]
+nodes: [{ id: a, task_type: a.b }]
+`,
+  'a trigger with an unknown field': `name: tr
+triggers: [{ event: e, when: "true" }]
+nodes: [{ id: a, task_type: a.b }]
+`,
   'no name': 'nodes: [{ id: a, task_type: x }]\n',
   'a bad name': 'name: "-bad"\nnodes: [{ id: a, task_type: x }]\n',
   'no nodes': 'name: n\n',

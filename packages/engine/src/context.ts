@@ -1,6 +1,7 @@
 import type { Cascader } from './decisions/cascade.js';
 import { Evaluator } from './decisions/evaluator.js';
 import type { Gating } from './decisions/hand-over.js';
+import { HumanTaskSinks } from './decisions/human-task-events.js';
 import { PassRunner } from './decisions/pass-runner.js';
 import { type DispatchMode, negotiateDispatch } from './dispatch/dispatch-mode.js';
 import { type Dispatcher, tableDispatcher } from './dispatch/dispatcher.js';
@@ -48,6 +49,8 @@ export interface EngineContext {
   readonly payloads: PayloadStore;
   /** Where the outbox relay delivers, by destination name. */
   readonly destinations: Destinations;
+  /** Which sinks hear of human task changes, per namespace. */
+  readonly humanTaskSinks: HumanTaskSinks;
 }
 
 /** Builds the parts of an engine from its options and settings. */
@@ -77,6 +80,7 @@ export function createContext(options: EngineOptions, config: EngineConfig): Eng
   // With a queue of its own, a retry waits out its backoff on the dispatcher (a not-before time), not on
   // a timer.
   evaluator.decideOptions = { retryOnQueue: dispatchMode.kind !== 'rows' };
+  const humanTaskSinks = new HumanTaskSinks(options.humanTaskSinks);
   const passes = new PassRunner({
     store,
     dispatchMode,
@@ -89,6 +93,7 @@ export function createContext(options: EngineOptions, config: EngineConfig): Eng
     stats,
     logger,
     leaseMs: config.leaseMs,
+    humanTaskSinks,
   });
   return {
     store,
@@ -108,5 +113,6 @@ export function createContext(options: EngineOptions, config: EngineConfig): Eng
     gating,
     payloads,
     destinations: new Destinations(),
+    humanTaskSinks,
   };
 }

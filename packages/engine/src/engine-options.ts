@@ -28,6 +28,11 @@ export interface EngineOptions {
   readonly blobs?: BlobStore;
   /** Where the outbox relay delivers (sinks, a task queue); the engine adds its own. */
   readonly destinations?: readonly Destination[];
+  /**
+   * Sinks that hear of human tasks opening, being claimed, released, answered and expiring, by namespace
+   * (`*`: every namespace): `{"default": ["inbox-hook"]}`. Each sink must be among `destinations`.
+   */
+  readonly humanTaskSinks?: Readonly<Record<string, readonly string[]>>;
   /** Secret that signs run status callbacks sent to a URL (`x-weft-signature`). */
   readonly webhookSecret?: string;
   /**

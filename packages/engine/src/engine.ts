@@ -14,6 +14,7 @@ import { SecretBox } from './secrets/secret-box.js';
 import { SecretService } from './secrets/secret-service.js';
 import { MemorySecretStore } from './secrets/secret-store.js';
 import type { DefinitionService } from './services/definitions.js';
+import { EventService } from './services/events.js';
 import { HumanTaskService } from './services/human-tasks.js';
 import { LimitService } from './services/limit-service.js';
 import { OperatorActionService } from './services/operator-actions.js';
@@ -41,6 +42,8 @@ export class Engine {
   readonly signals: SignalService;
   readonly limits: LimitService;
   readonly inbox: HumanTaskService;
+  /** Events that start runs of the definitions whose triggers listen for them. */
+  readonly events: EventService;
   readonly schedules: ScheduleService;
   /** Secrets per namespace, sealed at rest; resolved only by the calls that use them. */
   readonly secrets: SecretService;
@@ -84,6 +87,7 @@ export class Engine {
     this.signals = new SignalService(ctx);
     this.limits = new LimitService(ctx);
     this.inbox = new HumanTaskService(ctx);
+    this.events = new EventService(ctx);
     this.schedules = new ScheduleService(ctx, this.runs);
     this.sweeper = new Sweeper(ctx);
     ctx.definitions.onLimitsChanged = (namespace) => this.limits.changed(namespace);

@@ -53,6 +53,13 @@ export {
   bulkOperatorAction,
 } from './services/bulk-actions.js';
 export type { DefinitionService } from './services/definitions.js';
+export type {
+  EmitFailure,
+  EmitOutcome,
+  EmitRequest,
+  EmittedRun,
+  EventService,
+} from './services/events.js';
 export type { HumanTaskService } from './services/human-tasks.js';
 export type { LimitService } from './services/limit-service.js';
 export type { Asker, OperatorActionService } from './services/operator-actions.js';
@@ -76,6 +83,7 @@ export * from './store/operator-records.js';
 export * from './store/outbox-records.js';
 export * from './store/records.js';
 export * from './store/report-refusals.js';
+export * from './store/run-progress.js';
 export * from './store/schedule-records.js';
 export * from './store/store.js';
 export { type Clock, systemClock } from './support/clock.js';

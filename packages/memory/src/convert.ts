@@ -6,17 +6,18 @@ import {
   type TaskError,
   taskIdempotencyKey,
 } from '@weft/core';
-import type {
-  DefinitionRecord,
-  HumanTaskRecord,
-  LeasedTask,
-  LoadedTask,
-  LockedRun,
-  OutboxPayload,
-  OutboxRow,
-  RunRecord,
-  ScheduleRecord,
-  TaskRecord,
+import {
+  type DefinitionRecord,
+  type HumanTaskRecord,
+  type LeasedTask,
+  type LoadedTask,
+  type LockedRun,
+  NO_PROGRESS,
+  type OutboxPayload,
+  type OutboxRow,
+  type RunRecord,
+  type ScheduleRecord,
+  type TaskRecord,
 } from '@weft/engine';
 import type { LockTable, TxScope } from './locks.js';
 import {
@@ -65,6 +66,7 @@ export const runRecord = (r: RunRow): RunRecord => ({
   createdAt: r.createdAt,
   finishedAt: r.finishedAt,
   parent: r.parent ? { ...r.parent } : null,
+  progress: { ...(r.progress ?? NO_PROGRESS) },
 });
 
 /** A run locked by the operation's transaction, with its last history seq and the transaction's time. */

@@ -1,5 +1,13 @@
 import type { Mailbox, RunEvent } from '@weft/core';
-import type { HistoryRow, InboxItem, MailboxRow, MailboxStateKey, TimerRow } from '@weft/engine';
+import {
+  type HistoryRow,
+  type InboxItem,
+  type MailboxRow,
+  type MailboxStateKey,
+  NO_PROGRESS,
+  progressDeltas,
+  type TimerRow,
+} from '@weft/engine';
 import { byText, type Op, plus } from './convert.js';
 import { enc, key } from './state.js';
 
@@ -138,8 +146,20 @@ export function takeTimers(
   return out;
 }
 
-/** Appends history events, stamped with the transaction's time. */
+/** Appends history events, stamped with the transaction's time, and counts the progress they make. */
 export function appendHistory(op: Op, rows: readonly HistoryRow[]): void {
+  for (const d of progressDeltas(rows)) {
+    const r = op.s.runs.get(d.runId);
+    if (!r) continue;
+    const p = r.progress ?? NO_PROGRESS;
+    const progress = {
+      known: p.known + d.known,
+      completed: p.completed + d.completed,
+      failed: p.failed + d.failed,
+      running: r.finishedAt === null ? Math.max(0, p.running + d.running) : 0,
+    };
+    op.s.runs.set(op.tx.journal, r.id, { ...r, progress });
+  }
   for (const r of rows)
     op.s.appendHistory(op.tx.journal, r.runId, {
       seq: r.seq,

@@ -145,6 +145,20 @@ export class MemoryStore implements Store, TransactionalStore, UndispatchedTasks
       .map(definitionRecord);
   }
 
+  async listTriggeredDefinitions(namespace: string, event: string) {
+    type Row = Parameters<typeof definitionRecord>[0];
+    const latest = new Map<string, Row>();
+    for (const d of this.s.definitions.values()) {
+      if (d.namespace !== namespace) continue;
+      const seen = latest.get(d.name);
+      if (!seen || d.version > seen.version) latest.set(d.name, d);
+    }
+    return [...latest.values()]
+      .map(definitionRecord)
+      .filter((d) => d.definition.triggers?.some((t) => t.event === event))
+      .sort((a, b) => byText(a.name, b.name));
+  }
+
   async getRun(id: string) {
     const r = this.s.runs.get(id);
     return r ? runRecord(r) : null;

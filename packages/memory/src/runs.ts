@@ -1,5 +1,12 @@
 import { type Definition, WeftError } from '@weft/core';
-import type { DefinitionRecord, IdempotentRun, LockedRun, NewRun, RunUpdateRow } from '@weft/engine';
+import {
+  type DefinitionRecord,
+  type IdempotentRun,
+  type LockedRun,
+  type NewRun,
+  NO_PROGRESS,
+  type RunUpdateRow,
+} from '@weft/engine';
 import { byText, definitionRecord, lockedRun, type Op } from './convert.js';
 import { enc, key, type RunRow } from './state.js';
 
@@ -138,6 +145,7 @@ export function updateRuns(op: Op, rows: readonly RunUpdateRow[]): void {
       sinksDone: r.sinksDone + (u.sinksDelta ?? 0),
       vars: u.vars ? JSON.stringify({ ...JSON.parse(r.vars), ...u.vars }) : r.vars,
       finishedAt: u.finished ? op.tx.now : u.reopened ? null : r.finishedAt,
+      ...(u.finished ? { progress: { ...(r.progress ?? NO_PROGRESS), running: 0 } } : {}),
     });
   }
 }

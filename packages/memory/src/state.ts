@@ -1,5 +1,12 @@
 import type { Json, RunStatus, TaskStatus, TimerPurpose } from '@weft/core';
-import type { HumanTaskRecord, LimitKind, OutboxPayload, RunParent, ScheduleRecord } from '@weft/engine';
+import type {
+  HumanTaskRecord,
+  LimitKind,
+  OutboxPayload,
+  RunParent,
+  RunProgress,
+  ScheduleRecord,
+} from '@weft/engine';
 import { type Index, type Journal, Table } from './table.js';
 
 /**
@@ -54,6 +61,8 @@ export interface RunRow {
   readonly createdAt: Date;
   readonly finishedAt: Date | null;
   readonly parent: RunParent | null;
+  /** Steps known, completed, failed and running; none yet when absent. */
+  readonly progress?: RunProgress;
 }
 
 /** One attempt of one node instance. */

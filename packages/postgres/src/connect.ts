@@ -7,6 +7,8 @@ export interface ConnectOptions {
   readonly max?: number;
   /** Name shown in pg_stat_activity. */
   readonly applicationName?: string;
+  /** Called with the text of every statement sent (for tests and diagnostics that count statements). */
+  readonly onStatement?: (query: string) => void;
 }
 
 /**
@@ -58,6 +60,7 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
       datestyle: 'ISO, MDY',
     },
     transform: { undefined: null, column: { from: postgres.toCamel } },
+    ...(options.onStatement ? { debug: (_: number, query: string) => options.onStatement?.(query) } : {}),
     // The driver supports a socket factory but its types do not declare it.
     ...({ socket: openSocket } as object),
   });

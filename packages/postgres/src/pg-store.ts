@@ -51,6 +51,7 @@ import * as runs from './ops/runs.js';
 import * as schedules from './ops/schedules.js';
 import { stillStuck, stuckRuns } from './ops/sweeper.js';
 import { dueTimers, takeTimers } from './ops/timers.js';
+import { listTriggeredDefinitions } from './ops/triggered-definitions.js';
 import { undispatchedTasks } from './ops/undispatched.js';
 import * as workers from './ops/workers.js';
 import { applyWriteSet } from './ops/write-set.js';
@@ -129,6 +130,8 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
   listDefinitions = (namespace: string) => definitions.listDefinitions(this.sql, namespace);
   listDefinitionVersions = (namespace: string, name: string) =>
     definitions.listDefinitionVersions(this.sql, namespace, name);
+  listTriggeredDefinitions = (namespace: string, event: string) =>
+    listTriggeredDefinitions(this.sql, namespace, event);
   getRun = (id: string) => runs.getRun(this.sql, id);
   listRuns = (filter: Parameters<Store['listRuns']>[0]) => runList.listRuns(this.sql, filter);
   countMatchingRuns = (filter: Parameters<Store['countMatchingRuns']>[0], cap: number) =>

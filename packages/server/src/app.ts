@@ -15,6 +15,7 @@ import { auditRoutes } from './routes/audit.js';
 import { bulkRoutes } from './routes/bulk.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
 import { definitionRoutes } from './routes/definitions.js';
+import { emitRoutes } from './routes/emit.js';
 import { eventRoutes } from './routes/events.js';
 import { inboxRoutes } from './routes/inbox.js';
 import { keyRoutes } from './routes/keys.js';
@@ -116,6 +117,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     bulkRoutes(api, options.engine);
     eventRoutes(api, options.engine, options.historyPollMs);
     signalRoutes(api, options.engine);
+    emitRoutes(api, options.engine);
     taskRoutes(api, options.engine, sightings);
     taskLogRoutes(api, options.engine);
     metricsRoute(api, options.engine);

@@ -63,6 +63,11 @@ export function metricsRoute(app: FastifyInstance, engine: Engine): void {
     'Background decisions that failed and were retried later.',
     () => stats.decisionsDeferred,
   );
+  counter(
+    'weft_db_statements_total',
+    'Statements sent to PostgreSQL by the server (divided by steps: the statements a step costs).',
+    () => stats.statementsSent,
+  );
   counter('weft_sweeper_rounds_total', 'Rounds of the stuck-run sweeper.', () => engine.sweeper.stats.rounds);
   counter(
     'weft_sweeper_runs_repaired_total',

@@ -1,5 +1,6 @@
 import {
   DEFAULT_TASK_STREAM_PREFIX,
+  humanTaskSinksOf,
   redisTaskDestination,
   type SinkConfig,
   sinkDestinations,
@@ -110,7 +111,16 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       );
     logger.warn('authentication is off: anyone who can reach this address can do anything; do not expose it');
   }
-  const sql = connect(options.databaseUrl, { max: options.poolSize ?? 20, applicationName: 'weft-server' });
+  // Statements are counted for weft_db_statements_total (the benchmark's statements per step) once the
+  // engine exists; migrations and the first key before it are not.
+  let stats: { statementsSent: number } | undefined;
+  const sql = connect(options.databaseUrl, {
+    max: options.poolSize ?? 20,
+    applicationName: 'weft-server',
+    onStatement: () => {
+      if (stats) stats.statementsSent++;
+    },
+  });
   try {
     if (options.migrate ?? true)
       await migrate(sql, (m) => logger.info({ migration: m.id }, `applied migration ${m.name}`));
@@ -162,6 +172,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const engine = new Engine({
     store,
     destinations,
+    humanTaskSinks: humanTaskSinksOf(options.sinks ?? []),
     outbound,
     secretStore: new PgSecretStore(sql),
     taskLogStore: new PgTaskLogStore(sql),
@@ -175,6 +186,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     logger,
   });
   secretsOf = engine.secrets;
+  stats = engine.context.stats;
   const app = buildApp({
     ...(https ? { https } : {}),
     engine,

@@ -1,4 +1,12 @@
-import type { HistoryRecord, LeasedTask, OutboxRow, RunRecord, TaskRecord } from '@weft/engine';
+import {
+  type HistoryRecord,
+  type LeasedTask,
+  NO_PROGRESS,
+  type OutboxRow,
+  type RunProgress,
+  type RunRecord,
+  type TaskRecord,
+} from '@weft/engine';
 
 /** The HTTP API speaks snake_case JSON; these turn records into what it sends. */
 
@@ -15,6 +23,7 @@ export function runJson(run: RunRecord) {
     error: run.error,
     created_at: run.createdAt.toISOString(),
     finished_at: run.finishedAt?.toISOString() ?? null,
+    progress: progressJson(run.progress ?? NO_PROGRESS),
     parent: run.parent
       ? {
           run_id: run.parent.runId,
@@ -25,6 +34,11 @@ export function runJson(run: RunRecord) {
         }
       : null,
   };
+}
+
+/** A run's progress as the API shows it: its steps known so far, completed, failed and running. */
+export function progressJson(p: RunProgress) {
+  return { known: p.known, completed: p.completed, failed: p.failed, running: p.running };
 }
 
 /** One attempt of a node as the API shows it. */

@@ -53,6 +53,16 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** The run's progress, as the stream sends it after each burst of events. */
+interface Progress {
+  run_id: string;
+  status: string;
+  known: number;
+  completed: number;
+  failed: number;
+  running: number;
+}
+
 /**
  * Reads the stream from `lastId` and hangs up after `cutAfterBytes` bytes (possibly in the middle of an
  * event), or when `stop` says so. Returns the complete events received and the id to resume from.
@@ -62,17 +72,18 @@ function readStream(
   lastId: string,
   cutAfterBytes: number,
   stop: (lastId: string) => boolean,
-): Promise<{ seqs: number[]; lastId: string; bytes: number }> {
+): Promise<{ seqs: number[]; lastId: string; bytes: number; progress: Progress[] }> {
   return new Promise((resolve, reject) => {
     const parser = new SseParser(lastId);
     const seqs: number[] = [];
+    const progress: Progress[] = [];
     let bytes = 0;
     const req = httpRequest(`${base}/v1/runs/${runId}/events`, {
       headers: { accept: 'text/event-stream', 'last-event-id': lastId },
     });
     const finish = () => {
       req.destroy();
-      resolve({ seqs, lastId: parser.lastId ?? lastId, bytes });
+      resolve({ seqs, lastId: parser.lastId ?? lastId, bytes, progress });
     };
     req.on('response', (res) => {
       if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
@@ -80,8 +91,11 @@ function readStream(
         const room = cutAfterBytes - bytes;
         const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
         bytes += part.length;
-        for (const m of parser.push(part.toString('utf8')))
-          seqs.push((JSON.parse(m.data) as { seq: number }).seq);
+        for (const m of parser.push(part.toString('utf8'))) {
+          // History events are the unnamed ones; `progress` events carry the run's counts.
+          if (m.event === 'progress') progress.push(JSON.parse(m.data) as Progress);
+          else seqs.push((JSON.parse(m.data) as { seq: number }).seq);
+        }
         if (bytes >= cutAfterBytes || stop(parser.lastId ?? lastId)) finish();
       });
       res.on('end', finish);
@@ -150,6 +164,57 @@ describe('history over SSE', () => {
     expect(new Set(received).size).toBe(received.length);
     expect(connections).toBeGreaterThan(3);
     expect(cutsWhileRunning).toBeGreaterThan(1);
+  });
+
+  it("sends the run's progress after each burst of events, without an id", async () => {
+    const run = await server.runs.start({ namespace: 'default', definition: 'streamed', input: {} });
+    const [first] = await worker.tasks.poll({
+      namespace: 'default',
+      worker: 'w',
+      taskTypes: ['sse.step'],
+      max: 1,
+      waitMs: 5000,
+    });
+    expect(first?.runId).toBe(run.id);
+    await worker.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports: [
+        {
+          runId: run.id,
+          taskId: first!.id,
+          attempt: first!.attempt,
+          leaseToken: first!.leaseToken,
+          outcome: { kind: 'completed', output: null },
+        },
+      ],
+    });
+    // Read until the progress after s0's completion arrives: one step done, the next one running.
+    const abort = new AbortController();
+    const response = await fetch(`${base}/v1/runs/${run.id}/events`, { signal: abort.signal });
+    const parser = new SseParser('0');
+    const seqs: number[] = [];
+    let seen: { progress: Progress; id: string | null } | null = null;
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body!) {
+      for (const m of parser.push(decoder.decode(chunk as Uint8Array, { stream: true }))) {
+        if (m.event !== 'progress') seqs.push((JSON.parse(m.data) as { seq: number }).seq);
+        else if ((JSON.parse(m.data) as Progress).completed === 1)
+          seen = { progress: JSON.parse(m.data), id: m.id };
+      }
+      if (seen) break;
+    }
+    abort.abort();
+    expect(seen?.progress).toEqual({
+      run_id: run.id,
+      status: 'running',
+      known: 2,
+      completed: 1,
+      failed: 0,
+      running: 1,
+    });
+    // It carries no id of its own: resuming from the last id received still resumes after history.
+    expect(seen?.id).toBe(String(seqs.at(-1)));
   });
 
   it('answers 404 for an unknown run and 400 for a bad Last-Event-ID, before streaming', async () => {

@@ -71,6 +71,7 @@ export const clientCalls: Record<string, (c: WeftClient) => Promise<unknown>> = 
     const abort = new AbortController();
     return firstOf(c.streamHistory(run, { after: 3, signal: abort.signal }), abort);
   },
+  emit: (c) => c.emit('order.placed', { id: 'A1' }, { id: 'ev-1' }),
   signal: (c) => c.signal(run, 'approved', { by: 'ann' }, { correlation: 'order-1', by: 'ann' }),
   history: (c) => c.history(run, 3, 50),
   poll: (c) => c.poll('w1', ['a.b'], 5, 1000),

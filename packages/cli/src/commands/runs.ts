@@ -103,6 +103,11 @@ function runText(run: RunWithTasks, full: boolean): string[] {
   lines.push(
     `${color.bold('status')}     ${status(run.status)}${run.finished_at ? ` after ${elapsed(run.created_at, run.finished_at)}` : ''}`,
   );
+  const p = run.progress;
+  if (p)
+    lines.push(
+      `${color.bold('progress')}   ${p.completed}/${p.known} steps completed, ${p.running} running, ${p.failed} failed`,
+    );
   if (full) {
     lines.push(`${color.bold('started')}    ${run.created_at}`);
     if (run.finished_at) lines.push(`${color.bold('finished')}   ${run.finished_at}`);

@@ -2,7 +2,9 @@ import type { JsonObject } from '../json.js';
 import { LIMIT_NAME_PATTERN } from './limit-types.js';
 import { HTTP_METHODS } from './node-types.js';
 import { MAX_LOOP_ITERATIONS } from './parse-control-flow.js';
+import { MAX_TRIGGERS } from './parse-triggers.js';
 import {
+  EVENT_NAME_PATTERN,
   NAME_PATTERN,
   NODE_ID_PATTERN,
   SIGNAL_NAME_PATTERN,
@@ -294,6 +296,20 @@ export function definitionJsonSchema(): JsonObject {
             },
           }),
           not: { required: ['url', 'sink'] },
+        },
+        triggers: {
+          type: 'array',
+          maxItems: MAX_TRIGGERS,
+          description: 'events (POST /v1/events) that start a run of the latest version',
+          items: closed(
+            {
+              event: text('the event name', EVENT_NAME_PATTERN),
+              filter: text('a JSONata condition on the event (data, event); the run starts when it is true'),
+              input: mapping("the run's input, from the event (data, event); the event's data by default"),
+              idempotency: text('a JSONata expression whose value deduplicates runs instead of the event id'),
+            },
+            ['event'],
+          ),
         },
       },
       ['name', 'nodes'],

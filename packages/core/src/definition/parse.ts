@@ -9,6 +9,7 @@ import { readStatusCallback } from './parse-effect-nodes.js';
 import { deadlineEdges } from './parse-human.js';
 import { readLimits } from './parse-limits.js';
 import { readRetry } from './parse-retry.js';
+import { readTriggers } from './parse-triggers.js';
 import { MAX_DURATION_MS, NAME_PATTERN } from './patterns.js';
 import type { DefinitionProblem } from './problems.js';
 import { readEdges } from './read-edges.js';
@@ -74,8 +75,9 @@ function readDefinition(top: MapReader, draft: Draft): Definition {
   const edges = [...readEdges(top, draft, ''), ...deadlineEdges(nodes)];
   const limits = readLimits(top);
   const onStatus = readStatusCallback(top);
+  const triggers = readTriggers(top);
   top.done(
-    'a definition (expected name, description, input_schema, output, defaults, nodes, edges, limits, on_status)',
+    'a definition (expected name, description, input_schema, output, defaults, nodes, edges, limits, on_status, triggers)',
   );
   return {
     name: name ?? '',
@@ -86,6 +88,7 @@ function readDefinition(top: MapReader, draft: Draft): Definition {
     output: (output ?? null) as MappingSource | null,
     ...(limits ? { limits } : {}),
     ...(onStatus ? { onStatus } : {}),
+    ...(triggers && triggers.length > 0 ? { triggers } : {}),
   };
 }
 

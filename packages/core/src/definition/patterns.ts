@@ -13,3 +13,5 @@ export const SINK_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** Longest timeout, delay or wait a definition may name: a year. */
 export const MAX_DURATION_MS = 365 * 86_400_000;
+/** Event names: what `POST /v1/events` (and `weft emit`) sends and a definition's `triggers` listen for. */
+export const EVENT_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$/;

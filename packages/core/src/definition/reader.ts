@@ -155,6 +155,11 @@ export class MapReader {
     return new MapReader(e.value, this.path ? `${this.path}.${key}` : key, this.problems, this.node);
   }
 
+  /** A reader for a map found inside this one (an item of a list field), at `path`. */
+  nested(source: Extract<Located, { kind: 'map' }>, path: string): MapReader {
+    return new MapReader(source, path, this.problems, this.node);
+  }
+
   /** Any JSON value (used for mappings and schemas). */
   json(key: string): Json | undefined {
     const e = this.entry(key);

@@ -2,6 +2,7 @@ import type { MappingSource } from '../expr/mapping.js';
 import type { JsonObject } from '../json.js';
 import type { DeclaredLimits } from './limit-types.js';
 import type { EdgeDef, NodeDef, RetryPolicy } from './node-types.js';
+import type { Trigger } from './trigger-types.js';
 
 /** A workflow definition: the validated, normalised form of one YAML document. */
 export interface Definition {
@@ -17,6 +18,8 @@ export interface Definition {
   readonly limits?: DeclaredLimits;
   /** Where to announce the run's end (completed, failed, cancelled), through the outbox. */
   readonly onStatus?: StatusCallback | null;
+  /** Events that start a run of this definition (its latest version), through `POST /v1/events`. */
+  readonly triggers?: readonly Trigger[];
 }
 
 /** A run status a status callback can announce. */

@@ -8,6 +8,7 @@ import type { EngineStats } from '../support/stats.js';
 import type { Wakeups } from '../wakeups/wakeups.js';
 import type { Cascader } from './cascade.js';
 import type { EagerSlot, Gating } from './hand-over.js';
+import type { HumanTaskSinks } from './human-task-events.js';
 import { Pass } from './pass.js';
 
 /** What the passes of an engine are built from. */
@@ -27,6 +28,8 @@ export interface PassSetup {
   readonly logger: Logger;
   /** The lease a task handed straight to a waiting poll gets. */
   readonly leaseMs: number;
+  /** Which sinks hear of human task changes, per namespace. */
+  readonly humanTaskSinks?: HumanTaskSinks;
 }
 
 /**
@@ -57,7 +60,11 @@ export class PassRunner {
           gated ? null : { polls: ctx.wakeups.polls, leaseMs: ctx.leaseMs, stats: ctx.stats },
           ctx.cascader,
           { gating: ctx.gating, payloads: ctx.payloads },
-          { extensions: ctx.extensions, logger: ctx.logger },
+          {
+            extensions: ctx.extensions,
+            logger: ctx.logger,
+            ...(ctx.humanTaskSinks ? { humanTaskSinks: ctx.humanTaskSinks } : {}),
+          },
         );
         pass.handle = handle;
         created.push(pass);

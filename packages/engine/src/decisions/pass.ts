@@ -98,6 +98,7 @@ export class Pass {
       ids: new Map(loadedIds),
       touched: new Map(),
       handOver: this.handOver,
+      humanTaskSinks: this.env?.humanTaskSinks ?? null,
       report: this.report,
       seq: this.seqs.get(run.id) ?? run.lastSeq,
       updateRun: (change) => this.updateRun(run.id, change),

@@ -1,9 +1,15 @@
 import { checkSchema, type Json, WeftError } from '@weft/core';
 import type { Evaluator } from '../decisions/evaluator.js';
+import {
+  type HumanTaskChange,
+  type HumanTaskSinks,
+  humanTaskEventRows,
+} from '../decisions/human-task-events.js';
+import type { Pass } from '../decisions/pass.js';
 import type { PassRunner } from '../decisions/pass-runner.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { HumanTaskRecord, InboxFilter } from '../store/human-records.js';
-import type { Store } from '../store/store.js';
+import type { Store, StoreTx } from '../store/store.js';
 
 /** What the inbox of human tasks uses. */
 export interface HumanTaskDeps {
@@ -11,6 +17,8 @@ export interface HumanTaskDeps {
   readonly passes: PassRunner;
   readonly evaluator: Evaluator;
   readonly payloads: PayloadStore;
+  /** Which sinks hear of claims, releases and answers, per namespace. */
+  readonly humanTaskSinks: HumanTaskSinks;
 }
 
 /**
@@ -35,16 +43,56 @@ export class HumanTaskService {
 
   /** Claims an open task for `user`; `human_task_taken` when someone else holds it. */
   async claim(namespace: string, taskId: string, user: string): Promise<HumanTaskRecord> {
-    const claimed = await this.ctx.store.transaction((tx) => tx.claimHumanTask(namespace, taskId, user));
+    const claimed = await this.change(namespace, taskId, user, 'claimed', (tx) =>
+      tx.claimHumanTask(namespace, taskId, user),
+    );
     if (claimed) return this.resolve(claimed);
     throw await this.whyNot(namespace, taskId, user, 'claim');
   }
 
   /** Gives a claim back, so someone else can take the task. */
   async release(namespace: string, taskId: string, user: string): Promise<HumanTaskRecord> {
-    const released = await this.ctx.store.transaction((tx) => tx.releaseHumanTask(namespace, taskId, user));
+    const released = await this.change(namespace, taskId, user, 'released', (tx) =>
+      tx.releaseHumanTask(namespace, taskId, user),
+    );
     if (released) return this.resolve(released);
     throw await this.whyNot(namespace, taskId, user, 'release');
+  }
+
+  /**
+   * Claims or releases in one transaction, with the message announcing it to the namespace's human task
+   * sinks written in that same transaction (invariant 7): a change that rolls back announces nothing, and
+   * one that commits is delivered by the relay. The message id tells claims of one task apart by who and
+   * when (invariant 12).
+   */
+  private async change(
+    namespace: string,
+    taskId: string,
+    user: string,
+    change: 'claimed' | 'released',
+    write: (tx: StoreTx) => Promise<HumanTaskRecord | null>,
+  ): Promise<HumanTaskRecord | null> {
+    const sinks = this.ctx.humanTaskSinks.of(namespace);
+    if (sinks.length === 0) return this.ctx.store.transaction(write);
+    const version = await this.versionOf(taskId);
+    const { result, pass } = await this.ctx.passes.run(null, async (tx, pass) => {
+      const changed = await write(tx);
+      if (changed && version !== null) {
+        const at = changed.claimedAt ?? new Date();
+        announce(pass, sinks, change, changed, version, { user }, at, `${user}@${at.toISOString()}`);
+      }
+      await pass.finish(tx);
+      return changed;
+    });
+    await this.ctx.passes.committed(pass);
+    return result;
+  }
+
+  /** The definition version of a task's run (immutable, so read before the transaction that uses it). */
+  private async versionOf(taskId: string): Promise<number | null> {
+    const task = await this.ctx.store.getHumanTask(taskId);
+    const run = task ? await this.ctx.store.getRun(task.runId) : null;
+    return run?.definitionVersion ?? null;
   }
 
   /**
@@ -70,6 +118,10 @@ export class HumanTaskService {
       const claimed = await tx.claimDecisions([run.id]);
       const answered = await tx.completeHumanTask(namespace, taskId, user, stored);
       if (!answered) return null;
+      // The answer's message is written with the answer (invariant 7): an answer that rolls back announces
+      // nothing. It carries the data itself, never a blob reference (invariant 25).
+      const sinks = this.ctx.humanTaskSinks.of(namespace);
+      announce(pass, sinks, 'answered', task, run.definitionVersion, { user, data }, new Date());
       await this.ctx.evaluator.decideRuns(
         tx,
         [{ run, claimed: claimed.length > 0, own: [{ kind: 'node_completed', ...answered }] }],
@@ -109,6 +161,23 @@ export class HumanTaskService {
       );
     return new WeftError('human_task_closed', `cannot ${what} task ${taskId}: its run has moved on`, 409);
   }
+}
+
+/** Adds the messages announcing a change of `task` to the pass's outbox rows. */
+function announce(
+  pass: Pass,
+  sinks: readonly string[],
+  change: HumanTaskChange,
+  task: HumanTaskRecord,
+  version: number,
+  data: { readonly user: string | null; readonly data?: Json },
+  at: Date,
+  occurrence = '',
+): void {
+  const source = { ...task, version };
+  pass.writes.outbox.push(
+    ...humanTaskEventRows(sinks, change, source, { title: task.title, ...data }, at, occurrence),
+  );
 }
 
 function notFound(taskId: string, namespace: string): WeftError {

@@ -13,6 +13,7 @@ import type {
 } from '@weft/core';
 import type { HumanTaskState, NewHumanTaskRow } from './human-records.js';
 import type { OutboxWrite } from './outbox-records.js';
+import type { RunProgress } from './run-progress.js';
 
 /** A deployed definition version. */
 export interface DefinitionRecord {
@@ -43,6 +44,8 @@ export interface RunRecord {
   readonly finishedAt: Date | null;
   /** The attempt that started this run, for runs started by a `sub_workflow` or `start_workflow` node. */
   readonly parent?: RunParent | null;
+  /** Its steps known, completed, failed and running (see RunProgress). */
+  readonly progress?: RunProgress;
 }
 
 /** Which attempt of which node started a run. A `detached` run (fire and forget) does not report back. */

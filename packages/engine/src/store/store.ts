@@ -154,6 +154,8 @@ export interface Store {
     namespace: string,
   ): Promise<{ name: string; latestVersion: number; versions: number; updatedAt: Date }[]>;
   listDefinitionVersions(namespace: string, name: string): Promise<DefinitionRecord[]>;
+  /** The latest version of each definition whose latest version has a trigger on `event`, by name. */
+  listTriggeredDefinitions(namespace: string, event: string): Promise<DefinitionRecord[]>;
 
   // Reads for the API; not part of any decision.
   getRun(id: string): Promise<RunRecord | null>;

@@ -24,4 +24,6 @@ export class EngineStats {
   leasedByHandover = 0;
   /** Background decisions that failed and were put back with a backoff. */
   decisionsDeferred = 0;
+  /** Statements sent to PostgreSQL, when the store's connections count them (the server's do). */
+  statementsSent = 0;
 }

@@ -5,6 +5,8 @@ import { bools, jsonText } from '../db.js';
 /** The columns of a run record (`r` is the runs table). */
 export const RUN_COLUMNS = `r.id, r.namespace, r.definition_id::text, r.definition_name, r.definition_version, r.status,
   r.input, r.output, r.error, r.vars, r.sinks_done, r.created_at, r.finished_at,
+  jsonb_build_object('known', r.steps_known, 'completed', r.steps_completed, 'failed', r.steps_failed,
+    'running', r.steps_running) AS progress,
   CASE WHEN r.parent_run_id IS NULL THEN NULL ELSE jsonb_build_object('runId', r.parent_run_id,
     'nodeId', r.parent_node_id, 'iteration', r.parent_iteration, 'attempt', r.parent_attempt,
     'detached', r.detached) END AS parent`;
@@ -101,7 +103,8 @@ export async function updateRuns(sql: Db, rows: readonly RunUpdateRow[]): Promis
       error = CASE WHEN u.set_error THEN u.error::jsonb ELSE r.error END,
       sinks_done = r.sinks_done + u.sinks_delta,
       vars = CASE WHEN u.vars IS NOT NULL THEN r.vars || u.vars::jsonb ELSE r.vars END,
-      finished_at = CASE WHEN u.finished THEN now() WHEN u.reopened THEN NULL ELSE r.finished_at END
+      finished_at = CASE WHEN u.finished THEN now() WHEN u.reopened THEN NULL ELSE r.finished_at END,
+      steps_running = CASE WHEN u.finished THEN 0 ELSE r.steps_running END
     FROM unnest(${rows.map((r) => r.runId)}::uuid[], ${rows.map((r) => r.status ?? null)}::text[],
                 ${bools(rows.map((r) => r.output !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.output))}::text[],
                 ${bools(rows.map((r) => r.error !== undefined))}::text[]::bool[], ${rows.map((r) => jsonText(r.error))}::text[],

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { WeftError } from '@weft/core';
-import type { Engine } from '@weft/engine';
+import { type Engine, NO_PROGRESS } from '@weft/engine';
 import type { FastifyInstance } from 'fastify';
-import { historyJson } from '../wire.js';
+import { historyJson, progressJson } from '../wire.js';
 import { INT4_MAX } from './fields.js';
 import { runId } from './operator-actions.js';
 
@@ -18,7 +18,7 @@ const PING_MS = 15_000;
  * order (they are written under its row lock), so "everything after the last id I saw" loses nothing
  * and repeats nothing (test: "a client that disconnects and reconnects receives every event exactly
  * once"). Decisions taken in this process wake the stream at once; events written by other servers are
- * found by a poll every `pollMs`.
+ * found by a poll every `pollMs`. After each burst of events comes the run's progress (`event: progress`).
  */
 export function eventRoutes(app: FastifyInstance, engine: Engine, pollMs = 500): void {
   const open = new Set<() => void>();
@@ -82,6 +82,7 @@ export function eventRoutes(app: FastifyInstance, engine: Engine, pollMs = 500):
         while (!closed) {
           if (dirty) {
             dirty = false;
+            const before = cursor;
             for (;;) {
               const events = await Promise.all(
                 (await engine.context.store.readHistory(id, cursor, PAGE)).map((e) =>
@@ -96,6 +97,7 @@ export function eventRoutes(app: FastifyInstance, engine: Engine, pollMs = 500):
               }
               if (events.length < PAGE || closed) break;
             }
+            if (cursor !== before && !closed) await writeProgress(res, engine, id);
             continue;
           }
           const timedOut = await new Promise<boolean>((resolve) => {
@@ -122,6 +124,17 @@ export function eventRoutes(app: FastifyInstance, engine: Engine, pollMs = 500):
       }
     },
   );
+}
+
+/**
+ * After each burst of events, the run's progress as a named event (`event: progress`, no id): clients that
+ * follow only history (EventSource's `onmessage`) never see it, and resuming by Last-Event-ID is unchanged.
+ */
+async function writeProgress(res: ServerResponse, engine: Engine, runId: string): Promise<void> {
+  const run = await engine.context.store.getRun(runId);
+  if (!run) return;
+  const data = { run_id: run.id, status: run.status, ...progressJson(run.progress ?? NO_PROGRESS) };
+  await write(res, `event: progress\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
 /** Writes a chunk, waiting for the socket to drain when the client reads slower than we write. */

@@ -1,6 +1,7 @@
 import type { Action, Workflow } from '@weft/core';
 import type { LockedRun, NewTaskRow, RunUpdateRow, TaskUpdateRow, WriteSet } from '../../store/records.js';
 import type { TaskHandOver } from '../hand-over.js';
+import type { HumanTaskSinks } from '../human-task-events.js';
 import type { PassReport } from '../pass-report.js';
 
 /** A row as a pass still fills it in. */
@@ -30,6 +31,8 @@ export interface ActionScope {
   readonly touched: Map<string, TouchedRow>;
   /** Where the pass's queued tasks go. */
   readonly handOver: TaskHandOver;
+  /** Which sinks hear of human tasks opening and expiring, per namespace (none without it). */
+  readonly humanTaskSinks: HumanTaskSinks | null;
   /** History and finished runs, reported after commit. */
   readonly report: PassReport;
   /** The run's last history sequence number in this pass. */

@@ -1,7 +1,8 @@
 import { taskKey } from '@weft/core';
 import { uuidv7 } from '../../support/ids.js';
+import { humanTaskEventRows } from '../human-task-events.js';
 import { effectRow } from '../outbox-rows.js';
-import { type ActionWriter, attemptKey } from './action-scope.js';
+import { type ActionScope, type ActionWriter, attemptKey } from './action-scope.js';
 
 /**
  * An effect that leaves the run, as an outbox row. The row is tied to its attempt's task row: if that
@@ -60,10 +61,45 @@ export const openHumanTask: ActionWriter<'open_human_task'> = (scope, action) =>
     form: action.form,
     deadlineAt: action.deadlineAt,
   });
+  const sinks = scope.humanTaskSinks?.of(run.namespace) ?? [];
+  scope.writes.outbox.push(
+    ...humanTaskEventRows(
+      sinks,
+      'opened',
+      { ...sourceOf(scope, action), taskId },
+      {
+        title: action.title,
+        description: action.description,
+        assignees: [...action.assignees],
+        deadline_at: action.deadlineAt?.toISOString() ?? null,
+      },
+      run.now,
+    ),
+  );
 };
+
+/** Where a human task of this run is, for its messages. */
+function sourceOf(scope: ActionScope, at: { nodeId: string; iteration: string; attempt: number }) {
+  const { run } = scope;
+  return {
+    runId: run.id,
+    namespace: run.namespace,
+    definition: run.definitionName,
+    version: run.definitionVersion,
+    nodeId: at.nodeId,
+    iteration: at.iteration,
+    attempt: at.attempt,
+  };
+}
 
 /** A task for people that is over (answered, cancelled, expired). */
 export const closeHumanTask: ActionWriter<'close_human_task'> = (scope, action) => {
   const taskId = scope.ids.get(taskKey(action.nodeId, action.iteration));
-  if (taskId) scope.writes.humanTaskCloses.push({ runId: scope.run.id, taskId, state: action.state });
+  if (!taskId) return;
+  scope.writes.humanTaskCloses.push({ runId: scope.run.id, taskId, state: action.state });
+  if (action.state !== 'expired') return;
+  const sinks = scope.humanTaskSinks?.of(scope.run.namespace) ?? [];
+  scope.writes.outbox.push(
+    ...humanTaskEventRows(sinks, 'expired', { ...sourceOf(scope, action), taskId }, {}, scope.run.now),
+  );
 };
