@@ -78,6 +78,7 @@ export * from './store/records.js';
 export * from './store/report-refusals.js';
 export * from './store/schedule-records.js';
 export * from './store/store.js';
+export * from './store/workload-records.js';
 export { type Clock, systemClock } from './support/clock.js';
 export { DEFAULT_CONFIG, type EngineConfig } from './support/config.js';
 export { type Logger, silentLogger } from './support/logger.js';

@@ -53,6 +53,7 @@ import { stillStuck, stuckRuns } from './ops/sweeper.js';
 import { dueTimers, takeTimers } from './ops/timers.js';
 import { undispatchedTasks } from './ops/undispatched.js';
 import * as workers from './ops/workers.js';
+import { workload } from './ops/workload.js';
 import { applyWriteSet } from './ops/write-set.js';
 import { listTasks } from './ops/write-tasks.js';
 
@@ -135,6 +136,7 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
     runList.countMatchingRuns(this.sql, filter, cap);
   listNamespaces = () => definitions.listNamespaces(this.sql);
   outboxBacklog = (namespace: string) => outboxBacklog(this.sql, namespace);
+  workload = () => workload(this.sql);
   recordWorkers = (sightings: readonly WorkerSighting[]) => workers.recordWorkers(this.sql, sightings);
   listWorkers = (namespace: string, since: Date) => workers.listWorkers(this.sql, namespace, since);
   countRuns = (namespace: string, ids?: readonly string[]) => runs.countRuns(this.sql, namespace, ids);

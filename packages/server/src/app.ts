@@ -8,7 +8,7 @@ import { installErrorHandler } from './errors.js';
 import { type DatabaseProbe, healthRoutes } from './health.js';
 import { clientErrorHandler, frameworkErrors, installUrlLimit, MAX_PARAM_LENGTH } from './http-limits.js';
 import { installInputGuard } from './input-guard.js';
-import { metricsRoute } from './metrics.js';
+import { createServerMetrics, installRequestMetrics, metricsRoute } from './metrics/metrics-route.js';
 import { openApiRoutes } from './openapi.js';
 import { recordRoutes } from './route-table.js';
 import { auditRoutes } from './routes/audit.js';
@@ -77,6 +77,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     clientErrorHandler,
   });
   recordRoutes(app);
+  const metrics = createServerMetrics(options.engine, options.logger ?? null);
+  installRequestMetrics(app, metrics);
   installUrlLimit(app);
   // YAML only as application/yaml: like JSON, a type a web page cannot send without a CORS preflight, so
   // a page of another origin cannot deploy or validate (text/plain and forms are refused with 415).
@@ -116,7 +118,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     eventRoutes(api, options.engine, options.historyPollMs);
     signalRoutes(api, options.engine);
     taskRoutes(api, options.engine, sightings);
-    metricsRoute(api, options.engine);
+    metricsRoute(api, metrics);
     limitRoutes(api, options.engine);
     secretRoutes(api, options.engine);
     inboxRoutes(api, options.engine);

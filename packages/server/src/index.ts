@@ -5,6 +5,8 @@ export { generateKey, keyPrefix } from './auth/key-format.js';
 export { parseRateLimit, type RateLimit } from './auth/rate-limit.js';
 export { AUTH_RULES, type AuthRule, type Principal } from './auth/rules.js';
 export { type DatabaseCheck, type DatabaseProbe, READY_TIMEOUT_MS } from './health.js';
+export { LABEL_LIMITS, LabelFold, OTHER_LABEL } from './metrics/label-fold.js';
+export { WORKLOAD_CACHE_MS, WorkloadCache } from './metrics/workload-gauges.js';
 export * from './openapi.js';
 export { type RouteInfo, routesOf } from './route-table.js';
 export { keyJson } from './routes/keys.js';

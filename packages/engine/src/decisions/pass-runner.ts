@@ -47,6 +47,7 @@ export class PassRunner {
   ): Promise<{ result: T; pass: Pass }> {
     const ctx = this.setup;
     const created: Pass[] = [];
+    const began = performance.now();
     try {
       const body = async (tx: StoreTx, handle?: unknown) => {
         // With a gate, every task is claimed through a lease path that asks it first: none is handed over.
@@ -57,7 +58,7 @@ export class PassRunner {
           gated ? null : { polls: ctx.wakeups.polls, leaseMs: ctx.leaseMs, stats: ctx.stats },
           ctx.cascader,
           { gating: ctx.gating, payloads: ctx.payloads },
-          { extensions: ctx.extensions, logger: ctx.logger },
+          { extensions: ctx.extensions, logger: ctx.logger, meter: ctx.stats.meter },
         );
         pass.handle = handle;
         created.push(pass);
@@ -69,6 +70,8 @@ export class PassRunner {
           ? await mode.store.runInTransaction((scope) => body(scope.tx, scope.handle))
           : await ctx.store.transaction(body);
       for (const p of created) if (p !== out.pass) p.release();
+      if (out.pass.decided)
+        ctx.stats.meter.decisionPass((performance.now() - began) / 1000, out.pass.changed);
       return out;
     } catch (e) {
       for (const p of created) p.release();

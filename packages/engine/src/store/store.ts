@@ -23,6 +23,7 @@ import type {
   WriteSet,
 } from './records.js';
 import type { ScheduleFire, ScheduleRecord, ScheduleSpec } from './schedule-records.js';
+import type { WorkloadSnapshot } from './workload-records.js';
 
 /** A hint that something is ready: it makes waiting workers and loops look now instead of at their next poll. */
 export type Wakeup =
@@ -165,6 +166,11 @@ export interface Store {
   listNamespaces(): Promise<string[]>;
   /** The outbox of a namespace, per destination. */
   outboxBacklog(namespace: string): Promise<OutboxBacklog[]>;
+  /**
+   * What is queued, running and waiting across every namespace, for metrics (read at scrape time, so a
+   * few cheap statements). Optional: a store without it serves no workload gauges.
+   */
+  workload?(): Promise<WorkloadSnapshot>;
   /** Remembers workers seen asking for tasks (one write for many polls); forgets those unseen for a day. */
   recordWorkers(sightings: readonly WorkerSighting[]): Promise<void>;
   /** Workers of a namespace seen since a time, most recently seen first. */

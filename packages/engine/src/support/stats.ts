@@ -1,3 +1,5 @@
+import { type EngineMeter, silentMeter } from './meter.js';
+
 /**
  * Counters of what the engine has done since it started, for metrics and for the benchmark. Plain numbers:
  * the server exposes them in Prometheus format; nothing in the engine reads them back.
@@ -24,4 +26,6 @@ export class EngineStats {
   leasedByHandover = 0;
   /** Background decisions that failed and were put back with a backoff. */
   decisionsDeferred = 0;
+  /** Where labelled measurements go (runs by definition, durations): set by whoever serves metrics. */
+  meter: EngineMeter = silentMeter;
 }

@@ -1,12 +1,12 @@
 import type { Engine } from '@weft/engine';
-import type { FastifyInstance } from 'fastify';
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { unhandledErrorCount } from './process-guard.js';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { unhandledErrorCount } from '../process-guard.js';
 
-/** Serves the engine's counters and the process's own metrics at GET /metrics, in Prometheus format. */
-export function metricsRoute(app: FastifyInstance, engine: Engine): void {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'weft_' });
+/**
+ * The engine's plain counters (EngineStats, the sweeper's figures), read at scrape time: each scrape adds
+ * what the engine counted since the last one.
+ */
+export function engineCounters(registry: Registry, engine: Engine): void {
   const stats = engine.context.stats;
   const counter = (name: string, help: string, read: () => number) => {
     let last = 0;
@@ -21,7 +21,6 @@ export function metricsRoute(app: FastifyInstance, engine: Engine): void {
       },
     });
   };
-  counter('weft_runs_started_total', 'Runs started.', () => stats.runsStarted);
   counter(
     'weft_events_decided_total',
     'Events decided (starts, reports, timers, operator actions).',
@@ -81,9 +80,5 @@ export function metricsRoute(app: FastifyInstance, engine: Engine): void {
     collect() {
       this.set(engine.context.wakeups.polls.size);
     },
-  });
-  app.get('/metrics', { config: { auth: 'metrics' } }, async (_request, reply) => {
-    reply.header('content-type', registry.contentType);
-    return registry.metrics();
   });
 }
