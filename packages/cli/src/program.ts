@@ -13,6 +13,7 @@ import {
   startCommand,
 } from './commands/remote.js';
 import { registerSecretCommands } from './commands/secrets.js';
+import { registerSweeperCommands } from './commands/sweeper.js';
 import { tlsOptions } from './commands/tls-options.js';
 import { color } from './output.js';
 
@@ -37,6 +38,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerFlowCommands(program, remote);
   registerDeadLetterCommands(program, remote);
   registerSecretCommands(program, remote);
+  registerSweeperCommands(program, remote, positiveInt);
   registerKeyCommands(program, remote, env);
   return program;
 }

@@ -75,6 +75,7 @@ export { ANY_NAMESPACE } from './store/namespaces.js';
 export * from './store/operator-records.js';
 export * from './store/outbox-records.js';
 export * from './store/records.js';
+export * from './store/repair-records.js';
 export * from './store/report-refusals.js';
 export * from './store/schedule-records.js';
 export * from './store/store.js';

@@ -26,6 +26,7 @@ import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes, sweeperRoutes } from './routes/schedules.js';
 import { secretRoutes } from './routes/secrets.js';
 import { signalRoutes } from './routes/signals.js';
+import { sweeperRepairRoutes } from './routes/sweeper-repairs.js';
 import { type DispatchInfo, taskDispatchRoutes } from './routes/task-dispatch.js';
 import { taskRoutes } from './routes/tasks.js';
 import { scopeRunRoutes } from './run-scope.js';
@@ -124,6 +125,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     inboxRoutes(api, options.engine);
     scheduleRoutes(api, options.engine);
     sweeperRoutes(api, options.engine);
+    sweeperRepairRoutes(api, options.engine);
     taskDispatchRoutes(api, options.engine, options.dispatch ?? { kind: 'table' }, sightings);
     deadLetterRoutes(api, options.engine);
     keyRoutes(api, options.auth.keys);

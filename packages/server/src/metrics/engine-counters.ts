@@ -68,6 +68,20 @@ export function engineCounters(registry: Registry, engine: Engine): void {
     'Runs the sweeper found stuck and repaired; stays 0 in a healthy system.',
     () => engine.sweeper.stats.repaired,
   );
+  const checked = { true: 0, false: 0 };
+  new Counter({
+    name: 'weft_sweeper_repairs_checked_total',
+    help: 'Sweeper repairs checked a round later, by whether the run moved after it (moved="false": a repair that did not help).',
+    labelNames: ['moved'],
+    registers: [registry],
+    collect() {
+      const now = { true: engine.sweeper.stats.checkedMoved, false: engine.sweeper.stats.checkedStuck };
+      for (const k of ['true', 'false'] as const) {
+        this.inc({ moved: k }, now[k] - checked[k]);
+        checked[k] = now[k];
+      }
+    },
+  });
   counter(
     'weft_unhandled_errors_total',
     'Unhandled rejections and uncaught exceptions the server process logged and survived; stays 0 (each is a bug).',
