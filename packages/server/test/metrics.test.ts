@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { TEST_AUTH_HEADERS } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
 import { families, type Sample, samples, sampleValue } from './prometheus-text.js';
+import { dashboardExpressions, metricNames } from './promql-names.js';
 
 // GET /metrics on a real server and database, after real runs: the labelled counters, the histograms and
 // the workload gauges read from PostgreSQL.
@@ -134,5 +136,41 @@ describe('GET /metrics', () => {
       (s) => (sampleValue(s, 'weft_decisions_unchanged_total') ?? 0) > before,
       'the unchanged decision counted',
     );
+  });
+});
+
+describe('docs/operations/grafana-dashboard.json', () => {
+  it('selects only metrics a server serves, in expressions that parse as PromQL', async () => {
+    // A run has completed (above), so the labelled series exist, not only their families.
+    const runs = await t.call('GET', '/v1/runs?status=completed');
+    expect(runs.body.items.length).toBeGreaterThan(0);
+    const { text, all } = await scrape();
+    const served = new Set([...families(text), ...all.map((s) => s.name)]);
+    const file = new URL('../../../docs/operations/grafana-dashboard.json', import.meta.url);
+    const exprs = dashboardExpressions(JSON.parse(readFileSync(file, 'utf8')));
+    expect(exprs.length).toBeGreaterThan(20);
+    const named = exprs.flatMap((e) => {
+      const names = metricNames(e);
+      expect(names.length, `an expression that selects no metric: ${e}`).toBeGreaterThan(0);
+      return names;
+    });
+    expect(
+      [...new Set(named.filter((n) => !served.has(n)))],
+      'metrics the dashboard names that /metrics lacks',
+    ).toEqual([]);
+    // Every metric family of Weft's own appears on the dashboard, but for the plain engine counters.
+    const shown = new Set(named.map((n) => n.replace(/_(bucket|count|sum)$/, '')));
+    const labelled = families(text).filter((f) => /^weft_/.test(f) && text.includes(`# TYPE ${f} histogram`));
+    expect(
+      labelled.filter((f) => !shown.has(f)),
+      'histograms missing from the dashboard',
+    ).toEqual([]);
+  });
+
+  it('the name check finds a metric that does not exist, and a broken expression', () => {
+    expect(metricNames('sum(rate(weft_nope_total{a="b"}[$__rate_interval])) / 2')).toEqual([
+      'weft_nope_total',
+    ]);
+    expect(() => metricNames('sum(rate(weft_runs_started_total[5m])')).toThrow(/not PromQL/);
   });
 });
