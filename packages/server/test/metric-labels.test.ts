@@ -1,5 +1,6 @@
 import type { Store, WorkloadSnapshot } from '@weft/engine';
-import { LabelFold, OTHER_LABEL, WorkloadCache } from '@weft/server';
+import { LabelFold, OTHER_LABEL, PromMeter, WorkloadCache } from '@weft/server';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 
 const EMPTY: WorkloadSnapshot = { queued: [], running: [], outbox: [], humanTasksOpen: [], timersDue: 0 };
@@ -15,6 +16,32 @@ describe('LabelFold', () => {
       'b',
       OTHER_LABEL,
     ]);
+  });
+});
+
+describe('PromMeter', () => {
+  it('folds definitions and task types past their limits into (other)', async () => {
+    const registry = new Registry();
+    const fold = () => new LabelFold(2);
+    const meter = new PromMeter(registry, {
+      namespace: fold(),
+      definition: fold(),
+      taskType: fold(),
+      destination: fold(),
+    });
+    for (const d of ['a', 'b', 'c', 'd']) meter.runFinished('ns', d, 'completed', 1);
+    for (const ty of ['x', 'y', 'z']) meter.taskFinished(ty, 'completed', 0.5);
+    const text = await registry.metrics();
+    const finished = [...text.matchAll(/^weft_runs_finished_total\{([^}]*)\} (\d+)$/gm)].map((m) => [
+      m[1],
+      m[2],
+    ]);
+    expect(finished).toEqual([
+      ['namespace="ns",definition="a",status="completed"', '1'],
+      ['namespace="ns",definition="b",status="completed"', '1'],
+      ['namespace="ns",definition="(other)",status="completed"', '2'],
+    ]);
+    expect(text).toMatch(/^weft_task_duration_seconds_count\{task_type="\(other\)",status="completed"\} 1$/m);
   });
 });
 

@@ -89,7 +89,15 @@ describe('GET /metrics', () => {
     expect(sampleValue(all, 'weft_decision_transaction_seconds_count')).toBeGreaterThanOrEqual(3);
     const runRoute = { method: 'GET', route: '/v1/runs/:id', status: '200' };
     expect(sampleValue(all, 'weft_http_request_duration_seconds_count', runRoute)).toBeGreaterThanOrEqual(1);
-    // Routes are labelled by pattern, never by URL: no run id is ever a label value.
+    // Routes are labelled by pattern, never by URL: no run id is ever a label value; a URL no route matches
+    // is (unmatched).
+    expect((await t.call('GET', '/v1/no-such-route/12345')).status).toBe(404);
+    const unmatched = { route: '(unmatched)', status: '404' };
+    const after = (await scrape()).all;
+    expect(sampleValue(after, 'weft_http_request_duration_seconds_count', unmatched)).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(after.filter((s) => s.labels.route?.includes('12345'))).toEqual([]);
     const routes = all.filter((s) => s.name === 'weft_http_request_duration_seconds_count');
     expect(routes.filter((s) => s.labels.route?.includes(started.body.id))).toEqual([]);
     // Node.js's default metrics keep their standard names.
