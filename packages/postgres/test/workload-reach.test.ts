@@ -29,10 +29,18 @@ beforeAll(async () => {
     ), h AS (
       INSERT INTO weft.history (run_id, seq, type, data)
       SELECT r.id, i, 'task.completed', '{}' FROM r, generate_series(1, 5) i
+    ), answered AS (
+      INSERT INTO weft.human_tasks (run_id, task_id, namespace, definition, node_id, attempt, title, state)
+      SELECT r.id, gen_random_uuid(), 'default', 'reach', 'ask', 1, 'Answered', 'completed' FROM r
     )
     INSERT INTO weft.tasks (run_id, id, node_id, attempt, status, task_type)
     SELECT r.id, gen_random_uuid(), 'n' || i, 1, 'completed', 'reach' FROM r, generate_series(1, 5) i`;
-  for (let i = 0; i < LIVE_RUNS; i++) await plantRun(db.sql, { id: definitionId, name: 'reach' }, 'reach');
+  for (let i = 0; i < LIVE_RUNS; i++) {
+    const live = await plantRun(db.sql, { id: definitionId, name: 'reach' }, 'reach');
+    await db.sql`
+      INSERT INTO weft.human_tasks (run_id, task_id, namespace, definition, node_id, attempt, title)
+      VALUES (${live.runId}::uuid, gen_random_uuid(), 'default', 'reach', 'ask', 1, 'Open')`;
+  }
 });
 afterAll(async () => {
   await db?.drop();
@@ -69,11 +77,13 @@ async function measured() {
 
 describe('the workload statement of the metrics', () => {
   for (const analysed of [false, true])
-    it(`reads the running attempts, not the finished ones (${analysed ? 'analysed' : 'no statistics'})`, async () => {
-      if (analysed) await db.sql`ANALYZE weft.runs, weft.tasks, weft.history, weft.queue, weft.timers`;
+    it(`reads running attempts and open human tasks, not finished ones (${analysed ? 'analysed' : 'no statistics'})`, async () => {
+      if (analysed)
+        await db.sql`ANALYZE weft.runs, weft.tasks, weft.history, weft.queue, weft.timers, weft.human_tasks`;
       const { snapshot, read } = await measured();
       expect(snapshot.running).toEqual([{ taskType: 'reach', count: LIVE_RUNS }]);
       expect(snapshot.timersDue).toBe(0);
+      expect(snapshot.humanTasksOpen).toEqual([{ namespace: 'default', count: LIVE_RUNS }]);
       // The count works: the live attempts were read.
       expect(read['weft.tasks']).toBeGreaterThanOrEqual(LIVE_RUNS);
       expect(Object.entries(read).filter(([, n]) => n > MOST)).toEqual([]);
