@@ -13,6 +13,7 @@ import {
 } from './commands/remote.js';
 import { listRunsCommand, showRunCommand } from './commands/runs.js';
 import { registerSecretCommands } from './commands/secrets.js';
+import { registerSweeperCommands } from './commands/sweeper.js';
 import { tlsOptions } from './commands/tls-options.js';
 import { color, setJsonOutput } from './output.js';
 
@@ -40,6 +41,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerFlowCommands(program, remote);
   registerDeadLetterCommands(program, remote);
   registerSecretCommands(program, remote);
+  registerSweeperCommands(program, remote, positiveInt);
   registerKeyCommands(program, remote, env);
   throwOnExit(program);
   return program;

@@ -1,5 +1,5 @@
 import { ApiClient } from './api-client.js';
-import type { HumanTask, Limit, Schedule, ScheduleSpec, SweeperStats } from './flow-types.js';
+import type { HumanTask, Limit, Schedule, ScheduleSpec, SweeperRepair, SweeperStats } from './flow-types.js';
 import type { OutboxBacklog, RunListFilter, Validation, WorkerSeen } from './operator-types.js';
 import type {
   Asking,
@@ -159,6 +159,13 @@ export class WeftClient extends ApiClient {
   /** The stuck-run sweeper's figures on this server. */
   sweeper(): Promise<SweeperStats> {
     return this.call('GET', '/v1/sweeper');
+  }
+
+  /** The sweeper's repairs in this namespace, newest first (`before`: the previous page's `next_before`). */
+  sweeperRepairs(
+    filter: { run_id?: string; moved?: boolean; before?: string; limit?: number } = {},
+  ): Promise<{ items: SweeperRepair[]; next_before: string | null }> {
+    return this.call('GET', `/v1/sweeper/repairs${query(filter)}`);
   }
 
   /** Runs a sweeper round now; `idleMs` overrides the idle threshold. */

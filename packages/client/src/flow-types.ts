@@ -73,3 +73,28 @@ export interface SweeperStats {
   last_round_at: string | null;
   idle_ms: number;
 }
+
+/** A repair by the stuck-run sweeper, as its audit keeps it (`GET /v1/sweeper/repairs`). */
+export interface SweeperRepair {
+  id: string;
+  run_id: string;
+  definition: string;
+  repaired_at: string;
+  /** What was wrong: the run's status, how long it had been idle, and its last event before the repair. */
+  found: {
+    status: string;
+    idle_ms: number;
+    last_event: { seq: number; type: string; node_id: string | null; at: string } | null;
+  };
+  /** What the repair changed: history it wrote, attempts it started or changed, timers, the run's new status. */
+  changed: {
+    events: string[];
+    tasks: { node: string; iteration: string; attempt: number }[];
+    task_updates: number;
+    timers: number;
+    status: string | null;
+  };
+  /** Whether the run moved after the repair, as a later round found it; null until checked. */
+  moved: boolean | null;
+  checked_at: string | null;
+}

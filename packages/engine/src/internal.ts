@@ -43,6 +43,7 @@ export * from './store/namespaces.js';
 export * from './support/batcher.js';
 export * from './support/faults.js';
 export * from './support/ids.js';
+export * from './support/meter.js';
 export * from './support/stats.js';
 export * from './wakeups/history-feed.js';
 export * from './wakeups/waiting-polls.js';

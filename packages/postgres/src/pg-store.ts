@@ -12,6 +12,8 @@ import {
   type NewRun,
   type OutboxOutcome,
   type OutboxRetryPolicy,
+  type RepairFilter,
+  type RepairRow,
   type ReplaySelection,
   type StateKey,
   type Store,
@@ -50,10 +52,12 @@ import * as runList from './ops/run-list.js';
 import * as runs from './ops/runs.js';
 import * as schedules from './ops/schedules.js';
 import { stillStuck, stuckRuns } from './ops/sweeper.js';
+import { checkRepairs, listRepairs, recordRepairs } from './ops/sweeper-repairs.js';
 import { dueTimers, takeTimers } from './ops/timers.js';
 import { listTriggeredDefinitions } from './ops/triggered-definitions.js';
 import { undispatchedTasks } from './ops/undispatched.js';
 import * as workers from './ops/workers.js';
+import { workload } from './ops/workload.js';
 import { applyWriteSet } from './ops/write-set.js';
 import { listTasks } from './ops/write-tasks.js';
 
@@ -138,6 +142,7 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
     runList.countMatchingRuns(this.sql, filter, cap);
   listNamespaces = () => definitions.listNamespaces(this.sql);
   outboxBacklog = (namespace: string) => outboxBacklog(this.sql, namespace);
+  workload = () => workload(this.sql);
   recordWorkers = (sightings: readonly WorkerSighting[]) => workers.recordWorkers(this.sql, sightings);
   listWorkers = (namespace: string, since: Date) => workers.listWorkers(this.sql, namespace, since);
   countRuns = (namespace: string, ids?: readonly string[]) => runs.countRuns(this.sql, namespace, ids);
@@ -154,6 +159,8 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
   listHumanTasks = (filter: Parameters<Store['listHumanTasks']>[0]) => human.listHumanTasks(this.sql, filter);
   getHumanTask = (taskId: string) => human.getHumanTask(this.sql, taskId);
   stuckRuns = (idleMs: number, limit: number) => stuckRuns(this.sql, idleMs, limit);
+  checkRepairs = (afterMs: number, limit: number) => checkRepairs(this.sql, afterMs, limit);
+  listRepairs = (filter: RepairFilter) => listRepairs(this.sql, filter);
   tidyInbox = (limit: number) => human.tidyHumanTasks(this.sql, limit);
   listSchedules = (namespace: string) => schedules.listSchedules(this.sql, namespace);
   getSchedule = (namespace: string, name: string) => schedules.getSchedule(this.sql, namespace, name);
@@ -288,6 +295,9 @@ class PgStoreTx implements StoreTx {
   }
   stillStuck(runIds: readonly string[], idleMs: number) {
     return stillStuck(this.tx, runIds, idleMs);
+  }
+  recordRepairs(rows: readonly RepairRow[]) {
+    return recordRepairs(this.tx, rows);
   }
   putSchedule(spec: Parameters<StoreTx['putSchedule']>[0]) {
     return schedules.putSchedule(this.tx, spec);

@@ -8,7 +8,7 @@ import { installErrorHandler } from './errors.js';
 import { type DatabaseProbe, healthRoutes } from './health.js';
 import { clientErrorHandler, frameworkErrors, installUrlLimit, MAX_PARAM_LENGTH } from './http-limits.js';
 import { installInputGuard } from './input-guard.js';
-import { metricsRoute } from './metrics.js';
+import { createServerMetrics, installRequestMetrics, metricsRoute } from './metrics/metrics-route.js';
 import { openApiRoutes } from './openapi.js';
 import { recordRoutes } from './route-table.js';
 import { auditRoutes } from './routes/audit.js';
@@ -27,6 +27,7 @@ import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes, sweeperRoutes } from './routes/schedules.js';
 import { secretRoutes } from './routes/secrets.js';
 import { signalRoutes } from './routes/signals.js';
+import { sweeperRepairRoutes } from './routes/sweeper-repairs.js';
 import { type DispatchInfo, taskDispatchRoutes } from './routes/task-dispatch.js';
 import { taskLogRoutes } from './routes/task-logs.js';
 import { taskRoutes } from './routes/tasks.js';
@@ -79,6 +80,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     clientErrorHandler,
   });
   recordRoutes(app);
+  const metrics = createServerMetrics(options.engine, options.logger ?? null);
+  installRequestMetrics(app, metrics);
   installUrlLimit(app);
   // YAML only as application/yaml: like JSON, a type a web page cannot send without a CORS preflight, so
   // a page of another origin cannot deploy or validate (text/plain and forms are refused with 415).
@@ -120,12 +123,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
     emitRoutes(api, options.engine);
     taskRoutes(api, options.engine, sightings);
     taskLogRoutes(api, options.engine);
-    metricsRoute(api, options.engine);
+    metricsRoute(api, metrics);
     limitRoutes(api, options.engine);
     secretRoutes(api, options.engine);
     inboxRoutes(api, options.engine);
     scheduleRoutes(api, options.engine);
     sweeperRoutes(api, options.engine);
+    sweeperRepairRoutes(api, options.engine);
     taskDispatchRoutes(api, options.engine, options.dispatch ?? { kind: 'table' }, sightings);
     deadLetterRoutes(api, options.engine);
     keyRoutes(api, options.auth.keys);

@@ -47,8 +47,8 @@ describe('docs/reference/metrics.md', () => {
     const served = [...answer.body.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
     const page = docs('metrics.md');
     // Node.js process metrics come as two families, described on the page as such.
-    const standard = /^weft_(process|nodejs)_/;
-    for (const family of ['weft_process_*', 'weft_nodejs_*']) expect(page).toContain(family);
+    const standard = /^(process|nodejs)_/;
+    for (const family of ['`process_*`', '`nodejs_*`']) expect(page).toContain(family);
     const own = served.filter((name) => !standard.test(name));
     expect(own.length).toBeGreaterThan(5);
     expect(

@@ -190,9 +190,11 @@ describe('runs API', () => {
     const res = await fetch(`${t.url}/metrics`, { headers: TEST_AUTH_HEADERS });
     const text = await res.text();
     expect(res.headers.get('content-type')).toMatch(/text\/plain/);
-    expect(text).toMatch(/^weft_runs_started_total \d+$/m);
+    expect(text).toMatch(/^weft_runs_started_total\{namespace="default",definition="metered"\} 1$/m);
     expect(Number(/^weft_events_decided_total (\d+)$/m.exec(text)![1])).toBeGreaterThan(0);
-    expect(text).toMatch(/^weft_process_resident_memory_bytes \d+/m);
+    // Node.js's default metrics keep their standard names.
+    expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
     expect(Number(/^weft_node_instances_read_total (\d+)$/m.exec(text)![1])).toBeGreaterThan(0);
     expect(Number(/^weft_heartbeats_refused_total (\d+)$/m.exec(text)![1])).toBeGreaterThan(0);
   });

@@ -165,7 +165,7 @@ describe('authorization of every route', () => {
   it('lets the metrics token read /metrics and nothing else', async () => {
     const metrics = await fetch(`${t.url}/metrics`, { headers: { authorization: 'Bearer scrape-token' } });
     expect(metrics.status).toBe(200);
-    expect(await metrics.text()).toMatch(/^weft_runs_started_total \d+$/m);
+    expect(await metrics.text()).toMatch(/^# TYPE weft_runs_started_total counter$/m);
     const runs = await t.call('GET', '/v1/runs', undefined, { authorization: 'Bearer scrape-token' });
     expect(runs).toMatchObject({ status: 401, body: { error: { code: 'key_unknown' } } });
   });

@@ -120,6 +120,7 @@ export const clientCalls: Record<string, (c: WeftClient) => Promise<unknown>> = 
   deleteSchedule: (c) => c.deleteSchedule('nightly'),
   sweeper: (c) => c.sweeper(),
   sweep: (c) => c.sweep(60_000),
+  sweeperRepairs: (c) => c.sweeperRepairs({ moved: false, limit: 5 }),
   listDeadLetters: (c) => c.listDeadLetters({ destination: 'billing', cursor: 'abc', limit: 5 }),
   replayDeadLetters: async (c) => {
     await c.replayDeadLetters({ ids: ['17'] });

@@ -3,6 +3,7 @@ import type { PassRunner } from '../decisions/pass-runner.js';
 import type { Store } from '../store/store.js';
 import type { EngineConfig } from '../support/config.js';
 import type { Logger } from '../support/logger.js';
+import { describeRepairs } from './repair-audit.js';
 
 /** What the sweeper uses. */
 export interface SweeperDeps {
@@ -21,6 +22,9 @@ export interface SweeperStats {
   repaired: number;
   /** The runs repaired most recently (up to 20), newest first. */
   recent: string[];
+  /** Repairs checked by a later round: the run had moved on, or was as stuck as before. */
+  checkedMoved: number;
+  checkedStuck: number;
   lastRoundAt: Date | null;
 }
 
@@ -38,7 +42,14 @@ export interface SweeperStats {
  * threshold").
  */
 export class Sweeper {
-  readonly stats: SweeperStats = { rounds: 0, repaired: 0, recent: [], lastRoundAt: null };
+  readonly stats: SweeperStats = {
+    rounds: 0,
+    repaired: 0,
+    recent: [],
+    checkedMoved: 0,
+    checkedStuck: 0,
+    lastRoundAt: null,
+  };
 
   constructor(private readonly ctx: SweeperDeps) {}
 
@@ -47,6 +58,7 @@ export class Sweeper {
     this.stats.rounds++;
     this.stats.lastRoundAt = new Date();
     await this.ctx.store.tidyInbox(500);
+    await this.checkEarlierRepairs(idleMs);
     const candidates = await this.ctx.store.stuckRuns(idleMs, 100);
     if (candidates.length === 0) return [];
     const { result: repaired, pass } = await this.ctx.passes.run(null, async (tx, pass) => {
@@ -63,6 +75,8 @@ export class Sweeper {
         runs.map((run) => ({ run, claimed: false, own: [{ kind: 'run_swept', idleMs }] })),
         pass,
       );
+      // The audit, in the repair's transaction: a repair and its row commit together or not at all.
+      if (runs.length > 0) await tx.recordRepairs?.(describeRepairs(runs, pass.writes));
       await pass.finish(tx);
       return runs.map((r) => r.id);
     });
@@ -73,5 +87,21 @@ export class Sweeper {
       this.ctx.logger.warn({ runs: repaired }, `the sweeper repaired ${repaired.length} stuck run(s)`);
     }
     return repaired;
+  }
+
+  /**
+   * Checks repairs made at least one idle threshold ago: a run as stuck as before after that long would be
+   * found again, so whether it moved is known by then.
+   */
+  private async checkEarlierRepairs(idleMs: number): Promise<void> {
+    const check = await this.ctx.store.checkRepairs?.(idleMs, 500);
+    if (!check) return;
+    this.stats.checkedMoved += check.moved;
+    this.stats.checkedStuck += check.stuck;
+    if (check.stuck > 0)
+      this.ctx.logger.warn(
+        { runs: check.stuck },
+        `${check.stuck} run(s) the sweeper repaired did not move after the repair: see GET /v1/sweeper/repairs`,
+      );
   }
 }

@@ -118,7 +118,13 @@ export class TaskHandOver {
   /** Once the transaction has committed: answers polls that were handed tasks. */
   deliver(): void {
     this.handedOver = this.reservations.filter((r) => r.filled !== null).length;
-    if (this.polls?.stats) this.polls.stats.leasedByHandover += this.handedOver;
+    const stats = this.polls?.stats;
+    if (stats) {
+      stats.leasedByHandover += this.handedOver;
+      // Leased in the transaction that created them: no wait, by the database's clock.
+      for (const t of [...this.leased, ...this.reservations.flatMap((r) => (r.filled ? [r.filled] : []))])
+        stats.meter.taskLeased(t.taskType, 0, t.attempt === 1 ? 0 : null);
+    }
     for (const r of this.reservations) r.deliver();
     this.reservations.length = 0;
   }

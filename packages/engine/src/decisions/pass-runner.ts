@@ -50,6 +50,7 @@ export class PassRunner {
   ): Promise<{ result: T; pass: Pass }> {
     const ctx = this.setup;
     const created: Pass[] = [];
+    const began = performance.now();
     try {
       const body = async (tx: StoreTx, handle?: unknown) => {
         // With a gate, every task is claimed through a lease path that asks it first: none is handed over.
@@ -63,6 +64,7 @@ export class PassRunner {
           {
             extensions: ctx.extensions,
             logger: ctx.logger,
+            meter: ctx.stats.meter,
             ...(ctx.humanTaskSinks ? { humanTaskSinks: ctx.humanTaskSinks } : {}),
           },
         );
@@ -76,6 +78,8 @@ export class PassRunner {
           ? await mode.store.runInTransaction((scope) => body(scope.tx, scope.handle))
           : await ctx.store.transaction(body);
       for (const p of created) if (p !== out.pass) p.release();
+      if (out.pass.decided)
+        ctx.stats.meter.decisionPass((performance.now() - began) / 1000, out.pass.changed);
       return out;
     } catch (e) {
       for (const p of created) p.release();

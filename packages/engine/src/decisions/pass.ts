@@ -41,6 +41,8 @@ export class Pass {
   private readonly external: PassDispatch;
   /** Set by `PassRunner.run` when the store and the dispatcher negotiated transactional dispatch. */
   handle: unknown = undefined;
+  /** Runs this pass was asked to decide (by `Evaluator.decideRuns`, events or not), for the meter. */
+  decidedRuns = 0;
 
   /**
    * `eager` is the reporting worker's free capacity, if any; `polls` are the polls waiting in this
@@ -59,7 +61,7 @@ export class Pass {
     private readonly env: PassEnv | null = null,
   ) {
     this.handOver = new TaskHandOver(eager, polls, services?.gating ?? null);
-    this.report = new PassReport(env?.extensions ?? null);
+    this.report = new PassReport(env?.extensions ?? null, env?.meter);
     this.external = new PassDispatch(dispatcher);
   }
 
@@ -107,6 +109,27 @@ export class Pass {
     };
     for (const action of actions) writeAction(scope, action);
     this.seqs.set(run.id, scope.seq);
+  }
+
+  /** True when this pass decided runs (a decision with no event to decide included). */
+  get decided(): boolean {
+    return this.decidedRuns > 0;
+  }
+
+  /**
+   * True when the pass changed a run: wrote a history event, a task, a run's row or a timer. A decision that
+   * changed nothing was not needed (a duplicate wake-up); a sustained rate of them is worth a look.
+   */
+  get changed(): boolean {
+    const w = this.writes;
+    return (
+      w.history.length > 0 ||
+      w.newTasks.length > 0 ||
+      w.taskUpdates.length > 0 ||
+      w.runUpdates.length > 0 ||
+      w.timers.length > 0 ||
+      w.outbox.length > 0
+    );
   }
 
   /** Asks for another decision on a run after this transaction (for example after an absorbed insert). */

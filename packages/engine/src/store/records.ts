@@ -127,6 +127,16 @@ export interface LeasedTask {
   readonly idempotencyKey: string;
   /** What the handler receives as its context, built by the engine's `stepContext` hook (absent without one). */
   readonly context?: Json;
+  /** How long the task waited, for metrics; set by the store's lease (absent from a store that does not say). */
+  readonly waited?: LeaseWait;
+}
+
+/** How long a leased task waited, in seconds, by the database's clock. */
+export interface LeaseWait {
+  /** Since it became due on the queue (a retry's backoff excluded). */
+  readonly queueSeconds: number;
+  /** For a first attempt, since the transaction that created it: the end of the task that led to it. */
+  readonly stepSeconds: number | null;
 }
 
 /** A new attempt row to insert. `lease` is set when the task goes straight to a waiting worker. */
@@ -251,6 +261,9 @@ export type ReportVerdict =
       readonly nodeId: string;
       readonly iteration: string;
       readonly attempt: number;
+      /** The task's type and how long it ran since its lease, for metrics (a store may leave them out). */
+      readonly taskType?: string | null;
+      readonly ranSeconds?: number;
     }
   | {
       readonly taskId: string;

@@ -22,7 +22,9 @@ import type {
   TaskReport,
   WriteSet,
 } from './records.js';
+import type { RepairCheck, RepairFilter, RepairRecord, RepairRow } from './repair-records.js';
 import type { ScheduleFire, ScheduleRecord, ScheduleSpec } from './schedule-records.js';
+import type { WorkloadSnapshot } from './workload-records.js';
 
 /** A hint that something is ready: it makes waiting workers and loops look now instead of at their next poll. */
 export type Wakeup =
@@ -167,6 +169,11 @@ export interface Store {
   listNamespaces(): Promise<string[]>;
   /** The outbox of a namespace, per destination. */
   outboxBacklog(namespace: string): Promise<OutboxBacklog[]>;
+  /**
+   * What is queued, running and waiting across every namespace, for metrics (read at scrape time, so a
+   * few cheap statements). Optional: a store without it serves no workload gauges.
+   */
+  workload?(): Promise<WorkloadSnapshot>;
   /** Remembers workers seen asking for tasks (one write for many polls); forgets those unseen for a day. */
   recordWorkers(sightings: readonly WorkerSighting[]): Promise<void>;
   /** Workers of a namespace seen since a time, most recently seen first. */
@@ -201,6 +208,13 @@ export interface Store {
    * no pending decision or inbox event, and no history for `idleMs`. Advisory (no locks).
    */
   stuckRuns(idleMs: number, limit: number): Promise<string[]>;
+  /**
+   * Checks repairs older than `afterMs` not yet checked: did each run move after its repair? Returns how many
+   * were found moved and how many still stuck. Optional, with `recordRepairs`.
+   */
+  checkRepairs?(afterMs: number, limit: number): Promise<RepairCheck>;
+  /** The sweeper's audit of a namespace, newest first. Optional, with `recordRepairs`. */
+  listRepairs?(filter: RepairFilter): Promise<RepairRecord[]>;
   /** Marks inbox rows whose attempt ended without an answer (run cancelled or ended) as cancelled. */
   tidyInbox(limit: number): Promise<number>;
   listSchedules(namespace: string): Promise<ScheduleRecord[]>;
@@ -279,6 +293,11 @@ export interface StoreTx {
 
   /** The given runs that are still stuck, re-checked by a statement that starts after their locks are held. */
   stillStuck(runIds: readonly string[], idleMs: number): Promise<string[]>;
+  /**
+   * Writes the sweeper's audit of repairs decided in this transaction (before the pass's writes, so each
+   * row's last event is the run's last before the repair). Optional: a store without it keeps no audit.
+   */
+  recordRepairs?(rows: readonly RepairRow[]): Promise<void>;
 
   /** Creates or replaces a schedule. */
   putSchedule(spec: ScheduleSpec): Promise<ScheduleRecord>;

@@ -1,3 +1,5 @@
+import { type EngineMeter, silentMeter } from './meter.js';
+
 /**
  * Counters of what the engine has done since it started, for metrics and for the benchmark. Plain numbers:
  * the server exposes them in Prometheus format; nothing in the engine reads them back.
@@ -26,4 +28,6 @@ export class EngineStats {
   decisionsDeferred = 0;
   /** Statements sent to PostgreSQL, when the store's connections count them (the server's do). */
   statementsSent = 0;
+  /** Where labelled measurements go (runs by definition, durations): set by whoever serves metrics. */
+  meter: EngineMeter = silentMeter;
 }

@@ -23,7 +23,15 @@ export async function finishTasks(
 ): Promise<ReportVerdict[]> {
   if (reports.length === 0) return [];
   const accepted = await sql<
-    { id: string; nodeId: string; iteration: string; attempt: number; leaseToken: string }[]
+    {
+      id: string;
+      nodeId: string;
+      iteration: string;
+      attempt: number;
+      leaseToken: string;
+      taskType: string | null;
+      ranSeconds: number;
+    }[]
   >`
     UPDATE weft.tasks t SET status = r.status, output = r.output::jsonb, error = r.error::jsonb, finished_at = now()
       FROM unnest(${reports.map((r) => r.runId)}::uuid[], ${reports.map((r) => r.taskId)}::uuid[],
@@ -36,7 +44,8 @@ export async function finishTasks(
        AND coalesce(t.status, '') = 'running' AND (t.deadline_at IS NULL OR t.deadline_at > now())
        AND (${namespace ?? null}::text IS NULL
             OR (SELECT n.namespace FROM weft.runs n WHERE n.id = t.run_id) = ${namespace ?? null}::text)
-    RETURNING t.id, t.node_id, t.iteration, t.attempt, t.lease_token::text`.execute();
+    RETURNING t.id, t.node_id, t.iteration, t.attempt, t.lease_token::text, t.task_type,
+              extract(epoch FROM now() - t.started_at)::float8 AS ran_seconds`.execute();
   // By attempt and token, not task alone: of two reports on one task in a batch (a stale lease's and the
   // current one's), only the one that landed is accepted (conformance test: "in one batch, a stale report and
   // the holder’s on the same task get their own verdicts").
@@ -55,6 +64,8 @@ export async function finishTasks(
         nodeId: ok.nodeId,
         iteration: ok.iteration,
         attempt: ok.attempt,
+        taskType: ok.taskType,
+        ranSeconds: ok.ranSeconds,
       };
     return why.get(r.taskId) ?? { taskId: r.taskId, accepted: false, why: 'no such task' };
   });

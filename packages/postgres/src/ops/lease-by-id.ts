@@ -1,6 +1,6 @@
 import { ANY_NAMESPACE, type LeasedTask, type LeaseRequest, TASKS_DESTINATION } from '@weft/engine';
 import type { Db } from '../db.js';
-import { fromJson, type LeasedJson, leasedColumns, leaseSet } from './lease-tasks.js';
+import { fromJson, type LeasedJson, leasedColumns, leaseSet, waitedFields } from './lease-tasks.js';
 
 /**
  * Leases named tasks (their ids came in a message from outside PostgreSQL, such as a Redis stream). Only
@@ -67,7 +67,9 @@ export async function leaseTasksById(
               'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
-              'definition_name', r.definition_name))
+              'definition_name', r.definition_name,
+              -- No queue row: a task is due from its creation, or a retry from its not-before time.
+              ${waitedFields(sql, sql`coalesce(l.retry_at, l.created_at)`)}))
              FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks,
            coalesce((SELECT json_agg(json_build_object('runId', m.run_id, 'id', m.id)) FROM movable m),
                     '[]'::json) AS movable`.execute();

@@ -1,6 +1,6 @@
 import { ANY_NAMESPACE, type LeasedTask, type LeaseRequest } from '@weft/engine';
 import type { Db } from '../db.js';
-import { fromJson, type LeasedJson, leasedColumns, leaseSet } from './lease-tasks.js';
+import { fromJson, type LeasedJson, leasedColumns, leaseSet, waitedFields } from './lease-tasks.js';
 
 interface Candidate {
   id: string;
@@ -152,7 +152,7 @@ export async function leaseGated(
   const [row] = await sql<{ tasks: LeasedJson[] }[]>`
     WITH picked AS (
       DELETE FROM weft.queue q USING unnest(${admitted.map((c) => c.id)}::bigint[]) AS k(id) WHERE q.id = k.id
-      RETURNING q.task_id, q.run_id
+      RETURNING q.task_id, q.run_id, q.available_at
     ), leased AS (
       UPDATE weft.tasks t
          SET ${leaseSet(sql, request)}
@@ -189,8 +189,9 @@ export async function leaseGated(
               'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
-              'definition_name', r.definition_name))
-             FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
+              'definition_name', r.definition_name, ${waitedFields(sql, sql`p.available_at`)}))
+             FROM leased l JOIN picked p ON p.task_id = l.id AND p.run_id = l.run_id
+             JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
   const retry = [...later.values()].map((d) => d.getTime());
   return { tasks: row!.tasks.map(fromJson), retryAt: retry.length > 0 ? new Date(Math.min(...retry)) : null };
 }

@@ -14,6 +14,9 @@ export interface LeasedJson {
   lease_expires_at: string;
   deadline_at: string | null;
   definition_name: string;
+  /** Seconds since the task became due, and since its row was created (see LeaseWait). */
+  queued_seconds: number;
+  created_seconds: number;
 }
 
 /** A leased task as the lease statements return it (JSON built in SQL). */
@@ -30,6 +33,10 @@ export const fromJson = (t: LeasedJson): LeasedTask => ({
   deadlineAt: t.deadline_at ? new Date(t.deadline_at) : null,
   definitionName: t.definition_name,
   idempotencyKey: taskIdempotencyKey(t.run_id, t.node_id, t.iteration),
+  waited: {
+    queueSeconds: Math.max(0, t.queued_seconds),
+    stepSeconds: t.attempt === 1 ? Math.max(0, t.created_seconds) : null,
+  },
 });
 
 /**
@@ -45,7 +52,15 @@ export const leaseSet = (sql: Db, request: Pick<LeaseRequest, 'worker' | 'leaseM
 /** The columns of a leased attempt (the table `t`) that `fromJson` reads, but for the definition's name. */
 export const leasedColumns = (sql: Db) =>
   sql`t.id, t.run_id, t.node_id, t.iteration, t.attempt, t.task_type, t.input, t.lease_token,
-      t.lease_expires_at, t.deadline_at`;
+      t.lease_expires_at, t.deadline_at, t.created_at, t.retry_at`;
+
+/**
+ * How long a leased attempt (`l`, a row of leasedColumns) waited, for metrics: since `due` (the queue row's
+ * available time) and since the row was created. Read from the columns the lease returns, no other read.
+ */
+export const waitedFields = (sql: Db, due: ReturnType<Db>) =>
+  sql`'queued_seconds', extract(epoch FROM now() - ${due})::float8,
+      'created_seconds', extract(epoch FROM now() - l.created_at)::float8`;
 
 /**
  * Leases queued tasks: takes queue rows (SKIP LOCKED, so pollers never wait on each other) and marks their
@@ -107,7 +122,7 @@ export async function leaseTasks(sql: Db, request: LeaseRequest): Promise<FastLe
                                      ORDER BY w.priority DESC, w.id LIMIT ${request.max}::int
                                        FOR UPDATE SKIP LOCKED) w
                 ORDER BY w.priority DESC, w.id LIMIT ${request.max}::int))
-      RETURNING q.task_id, q.run_id, q.priority, q.id
+      RETURNING q.task_id, q.run_id, q.priority, q.id, q.available_at
     ), leased AS (
       UPDATE weft.tasks t
          SET ${leaseSet(sql, request)}
@@ -128,7 +143,8 @@ export async function leaseTasks(sql: Db, request: LeaseRequest): Promise<FastLe
               'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
-              'definition_name', r.definition_name) ORDER BY p.priority DESC, p.id)
+              'definition_name', r.definition_name, ${waitedFields(sql, sql`p.available_at`)})
+              ORDER BY p.priority DESC, p.id)
              FROM leased l JOIN picked p ON p.task_id = l.id JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
   return { tasks: row!.tasks.map(fromJson), taken: row!.taken, gated: row!.gated, nextAt: row!.nextAt };
 }

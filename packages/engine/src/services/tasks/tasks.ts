@@ -12,6 +12,7 @@ import { leaseNamed } from './lease-named.js';
 import { distinctReports, eventsByRun, hintEvents } from './report-events.js';
 import { leaseQueuedForReport } from './report-lease.js';
 import type { FinishedTaskRedrive, TaskDeps } from './task-deps.js';
+import { measureLeases, measureReports } from './task-measures.js';
 import type { LeaseTerms, PollRequest, ReportRequest } from './task-requests.js';
 import { isValueRefusal, notStorableReport, storableOutputs } from './unstorable-outputs.js';
 
@@ -70,6 +71,7 @@ export class TaskService {
         throw e;
       }
       this.ctx.stats.leasedByPoll += leased.length;
+      measureLeases(this.ctx.stats.meter, leased);
       // A task held back by a rate limit may be taken when its window has room: wake up then at the latest.
       const left = Math.min(deadline, retryAt ? retryAt.getTime() + 5 : deadline) - Date.now();
       if (leased.length > 0 || left <= 0 || request.signal?.aborted || !poll.resume()) {
@@ -208,6 +210,8 @@ export class TaskService {
     this.ctx.stats.reportsAccepted += accepted;
     this.ctx.stats.reportsRefused += verdicts.length - accepted;
     this.ctx.stats.leasedWithReport += pass.leased.length + queued.length;
+    measureReports(this.ctx.stats.meter, request.reports, verdicts);
+    measureLeases(this.ctx.stats.meter, queued);
     if (!inline) this.ctx.wakeups.announce([{ kind: 'decisions' }]);
     return { verdicts, leased: [...pass.leased, ...queued] };
   }
@@ -324,7 +328,9 @@ export class TaskService {
     request: { readonly namespace: string; readonly worker: string; readonly taskTypes: readonly string[] },
     named: readonly NamedTask[],
   ): Promise<LeasedTask[]> {
-    return this.resolveInputs(await leaseNamed(this.ctx, request, named));
+    const leased = await leaseNamed(this.ctx, request, named);
+    measureLeases(this.ctx.stats.meter, leased);
+    return this.resolveInputs(leased);
   }
 
   /**

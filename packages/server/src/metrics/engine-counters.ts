@@ -1,12 +1,12 @@
 import type { Engine } from '@weft/engine';
-import type { FastifyInstance } from 'fastify';
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { unhandledErrorCount } from './process-guard.js';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { unhandledErrorCount } from '../process-guard.js';
 
-/** Serves the engine's counters and the process's own metrics at GET /metrics, in Prometheus format. */
-export function metricsRoute(app: FastifyInstance, engine: Engine): void {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'weft_' });
+/**
+ * The engine's plain counters (EngineStats, the sweeper's figures), read at scrape time: each scrape adds
+ * what the engine counted since the last one.
+ */
+export function engineCounters(registry: Registry, engine: Engine): void {
   const stats = engine.context.stats;
   const counter = (name: string, help: string, read: () => number) => {
     let last = 0;
@@ -21,7 +21,6 @@ export function metricsRoute(app: FastifyInstance, engine: Engine): void {
       },
     });
   };
-  counter('weft_runs_started_total', 'Runs started.', () => stats.runsStarted);
   counter(
     'weft_events_decided_total',
     'Events decided (starts, reports, timers, operator actions).',
@@ -74,6 +73,20 @@ export function metricsRoute(app: FastifyInstance, engine: Engine): void {
     'Runs the sweeper found stuck and repaired; stays 0 in a healthy system.',
     () => engine.sweeper.stats.repaired,
   );
+  const checked = { true: 0, false: 0 };
+  new Counter({
+    name: 'weft_sweeper_repairs_checked_total',
+    help: 'Sweeper repairs checked a round later, by whether the run moved after it (moved="false": a repair that did not help).',
+    labelNames: ['moved'],
+    registers: [registry],
+    collect() {
+      const now = { true: engine.sweeper.stats.checkedMoved, false: engine.sweeper.stats.checkedStuck };
+      for (const k of ['true', 'false'] as const) {
+        this.inc({ moved: k }, now[k] - checked[k]);
+        checked[k] = now[k];
+      }
+    },
+  });
   counter(
     'weft_unhandled_errors_total',
     'Unhandled rejections and uncaught exceptions the server process logged and survived; stays 0 (each is a bug).',
@@ -86,9 +99,5 @@ export function metricsRoute(app: FastifyInstance, engine: Engine): void {
     collect() {
       this.set(engine.context.wakeups.polls.size);
     },
-  });
-  app.get('/metrics', { config: { auth: 'metrics' } }, async (_request, reply) => {
-    reply.header('content-type', registry.contentType);
-    return registry.metrics();
   });
 }
