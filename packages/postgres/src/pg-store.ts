@@ -13,6 +13,7 @@ import {
   type OutboxOutcome,
   type OutboxRetryPolicy,
   type ReplaySelection,
+  type RunMoveWrite,
   type StateKey,
   type Store,
   type StoreTx,
@@ -41,6 +42,7 @@ import { leaseTasks, renewLeases } from './ops/lease-tasks.js';
 import * as limits from './ops/limits.js';
 import { loadRunTasks, loadTasks, lockTasks } from './ops/load-tasks.js';
 import { loadMailboxes } from './ops/mailboxes.js';
+import { moveRun } from './ops/move-run.js';
 import * as outbox from './ops/outbox.js';
 import { outboxBacklog } from './ops/outbox-backlog.js';
 import { queuedPriorities } from './ops/queue.js';
@@ -231,6 +233,9 @@ class PgStoreTx implements StoreTx {
   }
   lockTasks(keys: readonly StateKey[]): Promise<LoadedTask[]> {
     return lockTasks(this.tx, keys);
+  }
+  moveRun(move: RunMoveWrite): Promise<void> {
+    return moveRun(this.tx, move);
   }
   loadMailboxes(keys: readonly MailboxStateKey[]) {
     return loadMailboxes(this.tx, keys);

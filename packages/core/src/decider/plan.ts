@@ -59,6 +59,7 @@ export function planLoad(workflow: Workflow, run: RunView, event: RunEvent): Sta
     case 'run_resumed':
     case 'run_retried':
     case 'run_rerun':
+    case 'run_migrated':
       break;
   }
   return plan.keys();

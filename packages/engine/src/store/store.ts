@@ -1,6 +1,7 @@
 import type { Definition, Json, Mailbox, RunEvent, RunStatus, TaskState } from '@weft/core';
 import type { HumanTaskRecord, InboxFilter } from './human-records.js';
 import type { LimitRecord, LimitUsage } from './limit-records.js';
+import type { RunMoveWrite } from './move-records.js';
 import type { OutboxBacklog, WorkerSighting } from './operator-records.js';
 import type {
   DeadLetterFilter,
@@ -314,6 +315,8 @@ export interface StoreTx {
    * transaction ends, so that no lease, report or lease expiry changes it under an operator's action.
    */
   lockTasks(keys: readonly StateKey[]): Promise<LoadedTask[]>;
+  /** Moves a locked run to another version, renaming its node ids (attempts first: see invariant 28). */
+  moveRun(move: RunMoveWrite): Promise<void>;
   /** Signal mailboxes of runs the caller has locked; a mailbox with nothing in it has no row. */
   loadMailboxes(keys: readonly MailboxStateKey[]): Promise<{ runId: string; mailbox: Mailbox }[]>;
 

@@ -30,6 +30,7 @@ const EVENT_HANDLERS: { readonly [K in RunEventKind]: EventHandler<K> } = {
   run_terminated: operatorEvent,
   run_retried: operatorEvent,
   run_rerun: operatorEvent,
+  run_migrated: operatorEvent,
   task_overridden: operatorEvent,
   node_skipped: operatorEvent,
 };
