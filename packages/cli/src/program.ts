@@ -2,6 +2,7 @@ import { parseDuration } from '@weft/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { listDeadLettersCommand, replayDeadLettersCommand } from './commands/dead-letters.js';
 import { registerFlowCommands } from './commands/flow.js';
+import { registerMigrateCommand } from './commands/migrate.js';
 import { registerOperatorActionCommands } from './commands/operator-actions.js';
 import {
   cancelCommand,
@@ -34,6 +35,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerLocalCommands(program, env);
   const runs = registerRunCommands(program, remote);
   registerOperatorActionCommands(program, runs, remote);
+  registerMigrateCommand(runs, remote);
   registerFlowCommands(program, remote);
   registerDeadLetterCommands(program, remote);
   registerSecretCommands(program, remote);

@@ -1,5 +1,6 @@
 import { ApiClient } from './api-client.js';
 import type { HumanTask, Limit, Schedule, ScheduleSpec, SweeperStats } from './flow-types.js';
+import type { MoveAnswer, MovePlan, MovePlanRequest, MoveTarget } from './move-types.js';
 import type { OutboxBacklog, RunListFilter, Validation, WorkerSeen } from './operator-types.js';
 import type {
   Asking,
@@ -298,6 +299,16 @@ export class WeftClient extends ApiClient {
     options: Asking & { batch_size?: number; cursor?: string; dry_run?: boolean } = {},
   ): Promise<BulkAnswer> {
     return this.call('POST', '/v1/runs/bulk', { action, filter, ...options });
+  }
+
+  /** Says, per run, whether it can move to another version of its definition, and why not. */
+  planMove(request: MovePlanRequest): Promise<MovePlan> {
+    return this.call('POST', '/v1/runs/migrate/plan', request);
+  }
+
+  /** Moves the named runs (the movable ones of a plan), each checked again under its lock. */
+  moveRuns(request: MoveTarget & Asking & { run_ids: string[] }): Promise<MoveAnswer> {
+    return this.call('POST', '/v1/runs/migrate', request);
   }
 
   /**

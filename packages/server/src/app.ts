@@ -22,6 +22,7 @@ import { limitRoutes } from './routes/limits.js';
 import { operatorActionRoutes } from './routes/operator-actions.js';
 import { operatorReadRoutes } from './routes/operator-reads.js';
 import { runListRoutes } from './routes/run-list.js';
+import { runMoveRoutes } from './routes/run-moves.js';
 import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes, sweeperRoutes } from './routes/schedules.js';
 import { secretRoutes } from './routes/secrets.js';
@@ -113,6 +114,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     operatorReadRoutes(api, options.engine, sightings);
     operatorActionRoutes(api, options.engine);
     bulkRoutes(api, options.engine);
+    runMoveRoutes(api, options.engine);
     eventRoutes(api, options.engine, options.historyPollMs);
     signalRoutes(api, options.engine);
     taskRoutes(api, options.engine, sightings);
