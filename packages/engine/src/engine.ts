@@ -14,6 +14,7 @@ import { SecretBox } from './secrets/secret-box.js';
 import { SecretService } from './secrets/secret-service.js';
 import { MemorySecretStore } from './secrets/secret-store.js';
 import type { DefinitionService } from './services/definitions.js';
+import { ForkService } from './services/forks.js';
 import { HumanTaskService } from './services/human-tasks.js';
 import { LimitService } from './services/limit-service.js';
 import { OperatorActionService } from './services/operator-actions.js';
@@ -39,6 +40,8 @@ export class Engine {
   readonly control: OperatorActionService;
   /** Moving runs in flight to another version of their definition. */
   readonly moves: RunMoveService;
+  /** Forking runs: a new run from an existing one, reusing outputs up to a node. */
+  readonly forks: ForkService;
   readonly tasks: TaskService;
   readonly signals: SignalService;
   readonly limits: LimitService;
@@ -79,6 +82,7 @@ export class Engine {
     this.control = new OperatorActionService(ctx);
     this.runs = new RunService(ctx, this.control);
     this.moves = new RunMoveService(ctx);
+    this.forks = new ForkService(ctx);
     this.redispatcher = new Redispatcher(ctx);
     this.tasks = new TaskService(ctx, this.redispatcher);
     this.signals = new SignalService(ctx);

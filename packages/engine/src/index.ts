@@ -53,6 +53,7 @@ export {
   bulkOperatorAction,
 } from './services/bulk-actions.js';
 export type { DefinitionService } from './services/definitions.js';
+export type { ForkRequest, ForkService } from './services/forks.js';
 export type { HumanTaskService } from './services/human-tasks.js';
 export type { LimitService } from './services/limit-service.js';
 export type { Asker, OperatorActionService } from './services/operator-actions.js';
@@ -77,6 +78,7 @@ export type { StartOutcome } from './services/starts.js';
 export type { LeaseTerms, PollRequest, ReportRequest } from './services/tasks/task-requests.js';
 export type { TaskService } from './services/tasks/tasks.js';
 export * from './store/capabilities.js';
+export * from './store/fork-records.js';
 export * from './store/human-records.js';
 export * from './store/lease-rounds.js';
 export * from './store/limit-records.js';

@@ -8,6 +8,7 @@ import type {
   OutboxOutcome,
   OutboxRetryPolicy,
   ReplaySelection,
+  RunFork,
   RunMoveWrite,
   ScheduleFire,
   ScheduleSpec,
@@ -150,6 +151,9 @@ export class MemoryTx implements StoreTx {
   }
   async moveRun(move: RunMoveWrite) {
     moveRun(this.op, move);
+  }
+  async recordFork(fork: RunFork) {
+    this.op.s.forks.set(this.op.tx.journal, fork.runId, fork);
   }
   async loadMailboxes(keys: readonly MailboxStateKey[]) {
     return decisions.loadMailboxes(this.op, keys);

@@ -1,5 +1,12 @@
 import type { Json, RunStatus, TaskStatus, TimerPurpose } from '@weft/core';
-import type { HumanTaskRecord, LimitKind, OutboxPayload, RunParent, ScheduleRecord } from '@weft/engine';
+import type {
+  HumanTaskRecord,
+  LimitKind,
+  OutboxPayload,
+  RunFork,
+  RunParent,
+  ScheduleRecord,
+} from '@weft/engine';
 import { type Index, type Journal, Table } from './table.js';
 
 /**
@@ -233,6 +240,9 @@ export class MemoryState {
   /** Human tasks by task id. */
   readonly humanTasks = new Table<string, HumanRow>();
   readonly schedules = new Table<string, ScheduleRow>();
+  /** Forked runs by run id, and by the run they were forked from. */
+  readonly forks = new Table<string, RunFork>();
+  readonly forksBySource = this.forks.index((f) => f.forkedFrom);
 
   private sequences = { definition: 0, queue: 0, inbox: 0, outbox: 0 };
 

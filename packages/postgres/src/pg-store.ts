@@ -13,6 +13,7 @@ import {
   type OutboxOutcome,
   type OutboxRetryPolicy,
   type ReplaySelection,
+  type RunFork,
   type RunMoveWrite,
   type StateKey,
   type Store,
@@ -32,6 +33,7 @@ import * as decideQueue from './ops/decide-queue.js';
 import * as definitions from './ops/definitions.js';
 import { expiredLeases, expireLeases } from './ops/expire-leases.js';
 import { explainRefusals, finishTasks } from './ops/finish-tasks.js';
+import { forkLinks, recordFork } from './ops/forks.js';
 import { readHistory } from './ops/history.js';
 import * as human from './ops/human-tasks.js';
 import * as idempotency from './ops/idempotency.js';
@@ -143,6 +145,7 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
   listTasks = (runId: string) => listTasks(this.sql, runId);
   readHistory = (runId: string, afterSeq: number, limit: number) =>
     readHistory(this.sql, runId, afterSeq, limit);
+  forkLinks = (runId: string) => forkLinks(this.sql, runId);
   dueDecisions = (limit: number) => decideQueue.dueDecisions(this.sql, limit);
   dueTimers = (limit: number) => dueTimers(this.sql, limit);
   expiredLeases = (limit: number) => expiredLeases(this.sql, limit);
@@ -236,6 +239,9 @@ class PgStoreTx implements StoreTx {
   }
   moveRun(move: RunMoveWrite): Promise<void> {
     return moveRun(this.tx, move);
+  }
+  recordFork(fork: RunFork): Promise<void> {
+    return recordFork(this.tx, fork);
   }
   loadMailboxes(keys: readonly MailboxStateKey[]) {
     return loadMailboxes(this.tx, keys);
