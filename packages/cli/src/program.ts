@@ -2,6 +2,7 @@ import { parseDuration } from '@weft/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { listDeadLettersCommand, replayDeadLettersCommand } from './commands/dead-letters.js';
 import { registerFlowCommands } from './commands/flow.js';
+import { registerForkCommands } from './commands/fork.js';
 import { registerMigrateCommand } from './commands/migrate.js';
 import { registerOperatorActionCommands } from './commands/operator-actions.js';
 import {
@@ -36,6 +37,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   const runs = registerRunCommands(program, remote);
   registerOperatorActionCommands(program, runs, remote);
   registerMigrateCommand(runs, remote);
+  registerForkCommands(runs, remote);
   registerFlowCommands(program, remote);
   registerDeadLetterCommands(program, remote);
   registerSecretCommands(program, remote);

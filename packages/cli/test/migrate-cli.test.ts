@@ -87,5 +87,15 @@ describe('weft runs migrate', { timeout: 240_000 }, () => {
     expect(apply.out).toMatch(/1 moved to version 2, 0 stayed/);
     const again = await weft('runs', 'migrate', 'cli-move', '--to', '2', '--run', id, '--plan');
     expect(again.out).toContain(`${id}  stays  the run is on version 2 already`);
+
+    const fork = await weft('runs', 'fork', id, '--input', '{"k":1}', '--version', '1');
+    expect(fork.code).toBe(0);
+    const forked = fork.out.match(/forked run (\S+) from/)![1]!;
+    expect(fork.out).toContain('(version 1, running)');
+    const links = await weft('runs', 'forks', id);
+    expect(links.out).toContain(`forks: ${forked}`);
+    const refused = await weft('runs', 'fork', id, '--up-to', 'b2');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/node "b2" is not reached in run/);
   });
 });

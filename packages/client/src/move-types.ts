@@ -33,3 +33,19 @@ export interface MoveAnswer {
   readonly refused: number;
   readonly runs: { run_id: string; from_version: number | null; moved: boolean; reasons: string[] }[];
 }
+
+/** What a fork changes: the input, the version, and the node up to which outputs are reused. */
+export interface ForkOptions {
+  readonly input?: unknown;
+  readonly version?: number;
+  readonly up_to_node?: string;
+  readonly by?: string;
+}
+
+/** A run's fork links, both ways. */
+export interface ForkLinks {
+  readonly run_id: string;
+  readonly forked_from: string | null;
+  readonly up_to_node: string | null;
+  readonly forks: string[];
+}

@@ -16,6 +16,7 @@ import { bulkRoutes } from './routes/bulk.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
 import { definitionRoutes } from './routes/definitions.js';
 import { eventRoutes } from './routes/events.js';
+import { forkRoutes } from './routes/forks.js';
 import { inboxRoutes } from './routes/inbox.js';
 import { keyRoutes } from './routes/keys.js';
 import { limitRoutes } from './routes/limits.js';
@@ -115,6 +116,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     operatorActionRoutes(api, options.engine);
     bulkRoutes(api, options.engine);
     runMoveRoutes(api, options.engine);
+    forkRoutes(api, options.engine);
     eventRoutes(api, options.engine, options.historyPollMs);
     signalRoutes(api, options.engine);
     taskRoutes(api, options.engine, sightings);
