@@ -3,6 +3,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { listDeadLettersCommand, replayDeadLettersCommand } from './commands/dead-letters.js';
 import { emitCommand } from './commands/emit.js';
 import { registerFlowCommands } from './commands/flow.js';
+import { registerForkCommands } from './commands/fork.js';
+import { registerMigrateCommand } from './commands/migrate.js';
 import { registerOperatorActionCommands } from './commands/operator-actions.js';
 import {
   cancelCommand,
@@ -38,6 +40,8 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerLocalCommands(program, env);
   const runs = registerRunCommands(program, remote);
   registerOperatorActionCommands(program, runs, remote);
+  registerMigrateCommand(runs, remote);
+  registerForkCommands(runs, remote);
   registerFlowCommands(program, remote);
   registerDeadLetterCommands(program, remote);
   registerSecretCommands(program, remote);

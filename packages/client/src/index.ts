@@ -2,6 +2,7 @@ export * from './admin-client.js';
 export * from './api-client.js';
 export * from './client.js';
 export * from './flow-types.js';
+export * from './move-types.js';
 export * from './operator-types.js';
 export * from './run-errors.js';
 export * from './secrets-client.js';

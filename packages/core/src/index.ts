@@ -44,6 +44,8 @@ export * from './flow/step.js';
 export * from './flow/to-yaml.js';
 export * from './flow/workflow-builder.js';
 export * from './json.js';
+export * from './migrate/check-move.js';
+export * from './migrate/node-map.js';
 export * from './result.js';
 export * from './schema.js';
 export * from './stable-id.js';

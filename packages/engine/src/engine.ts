@@ -15,9 +15,11 @@ import { SecretService } from './secrets/secret-service.js';
 import { MemorySecretStore } from './secrets/secret-store.js';
 import type { DefinitionService } from './services/definitions.js';
 import { EventService } from './services/events.js';
+import { ForkService } from './services/forks.js';
 import { HumanTaskService } from './services/human-tasks.js';
 import { LimitService } from './services/limit-service.js';
 import { OperatorActionService } from './services/operator-actions.js';
+import { RunMoveService } from './services/run-moves.js';
 import { RunService } from './services/runs.js';
 import { ScheduleService } from './services/schedules.js';
 import { SignalService } from './services/signals.js';
@@ -38,6 +40,10 @@ export class Engine {
   readonly runs: RunService;
   /** Operator actions: pause, resume, cancel, terminate, retry, rerun, finishing tasks by hand. */
   readonly control: OperatorActionService;
+  /** Moving runs in flight to another version of their definition. */
+  readonly moves: RunMoveService;
+  /** Forking runs: a new run from an existing one, reusing outputs up to a node. */
+  readonly forks: ForkService;
   readonly tasks: TaskService;
   readonly signals: SignalService;
   readonly limits: LimitService;
@@ -82,6 +88,8 @@ export class Engine {
     this.definitions = ctx.definitions;
     this.control = new OperatorActionService(ctx);
     this.runs = new RunService(ctx, this.control);
+    this.moves = new RunMoveService(ctx);
+    this.forks = new ForkService(ctx);
     this.redispatcher = new Redispatcher(ctx);
     this.tasks = new TaskService(ctx, this.redispatcher);
     this.signals = new SignalService(ctx);

@@ -60,9 +60,19 @@ export type {
   EmittedRun,
   EventService,
 } from './services/events.js';
+export type { ForkRequest, ForkService } from './services/forks.js';
 export type { HumanTaskService } from './services/human-tasks.js';
 export type { LimitService } from './services/limit-service.js';
 export type { Asker, OperatorActionService } from './services/operator-actions.js';
+export {
+  MAX_MOVE_RUNS,
+  type MoveOutcome,
+  type MovePlan,
+  type MoveSelection,
+  type MoveTarget,
+  type MoveVerdict,
+  type RunMoveService,
+} from './services/run-moves.js';
 export type { RunService } from './services/runs.js';
 export type { ScheduleRequest, ScheduleService } from './services/schedules.js';
 export {
@@ -75,9 +85,11 @@ export type { StartOutcome } from './services/starts.js';
 export type { LeaseTerms, PollRequest, ReportRequest } from './services/tasks/task-requests.js';
 export type { TaskService } from './services/tasks/tasks.js';
 export * from './store/capabilities.js';
+export * from './store/fork-records.js';
 export * from './store/human-records.js';
 export * from './store/lease-rounds.js';
 export * from './store/limit-records.js';
+export * from './store/move-records.js';
 export { ANY_NAMESPACE } from './store/namespaces.js';
 export * from './store/operator-records.js';
 export * from './store/outbox-records.js';

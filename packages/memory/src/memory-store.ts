@@ -210,6 +210,12 @@ export class MemoryStore implements Store, TransactionalStore, UndispatchedTasks
       .map(taskRecord);
   }
 
+  async forkLinks(runId: string) {
+    const from = this.s.forks.get(runId);
+    const forks = [...this.s.forksBySource.keys(runId)].sort().slice(0, 1000);
+    return { forkedFrom: from?.forkedFrom ?? null, upToNode: from?.upToNode ?? null, forks };
+  }
+
   async readHistory(runId: string, afterSeq: number, limit: number) {
     const events = this.s.history.get(runId) ?? [];
     return events

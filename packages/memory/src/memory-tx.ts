@@ -8,6 +8,8 @@ import type {
   OutboxOutcome,
   OutboxRetryPolicy,
   ReplaySelection,
+  RunFork,
+  RunMoveWrite,
   ScheduleFire,
   ScheduleSpec,
   StateKey,
@@ -22,6 +24,7 @@ import * as human from './human.js';
 import { leaseTasksById } from './lease-by-id.js';
 import { leaseTasks, renewLeases } from './lease-tasks.js';
 import type { LockTable, TxScope } from './locks.js';
+import { moveRun } from './move-run.js';
 import * as outbox from './outbox.js';
 import { queuedPriorities, queuedTasks } from './queue.js';
 import * as runs from './runs.js';
@@ -145,6 +148,12 @@ export class MemoryTx implements StoreTx {
   }
   async lockTasks(keys: readonly StateKey[]) {
     return tasks.lockTasks(this.op, keys);
+  }
+  async moveRun(move: RunMoveWrite) {
+    moveRun(this.op, move);
+  }
+  async recordFork(fork: RunFork) {
+    this.op.s.forks.set(this.op.tx.journal, fork.runId, fork);
   }
   async loadMailboxes(keys: readonly MailboxStateKey[]) {
     return decisions.loadMailboxes(this.op, keys);

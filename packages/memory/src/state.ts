@@ -3,6 +3,7 @@ import type {
   HumanTaskRecord,
   LimitKind,
   OutboxPayload,
+  RunFork,
   RunParent,
   RunProgress,
   ScheduleRecord,
@@ -242,6 +243,9 @@ export class MemoryState {
   /** Human tasks by task id. */
   readonly humanTasks = new Table<string, HumanRow>();
   readonly schedules = new Table<string, ScheduleRow>();
+  /** Forked runs by run id, and by the run they were forked from. */
+  readonly forks = new Table<string, RunFork>();
+  readonly forksBySource = this.forks.index((f) => f.forkedFrom);
 
   private sequences = { definition: 0, queue: 0, inbox: 0, outbox: 0 };
 

@@ -15,6 +15,8 @@ import {
   type RepairFilter,
   type RepairRow,
   type ReplaySelection,
+  type RunFork,
+  type RunMoveWrite,
   type StateKey,
   type Store,
   type StoreTx,
@@ -33,6 +35,7 @@ import * as decideQueue from './ops/decide-queue.js';
 import * as definitions from './ops/definitions.js';
 import { expiredLeases, expireLeases } from './ops/expire-leases.js';
 import { explainRefusals, finishTasks } from './ops/finish-tasks.js';
+import { forkLinks, recordFork } from './ops/forks.js';
 import { readHistory } from './ops/history.js';
 import * as human from './ops/human-tasks.js';
 import * as idempotency from './ops/idempotency.js';
@@ -43,6 +46,7 @@ import { leaseTasks, renewLeases } from './ops/lease-tasks.js';
 import * as limits from './ops/limits.js';
 import { loadRunTasks, loadTasks, lockTasks } from './ops/load-tasks.js';
 import { loadMailboxes } from './ops/mailboxes.js';
+import { moveRun } from './ops/move-run.js';
 import * as outbox from './ops/outbox.js';
 import { outboxBacklog } from './ops/outbox-backlog.js';
 import { queuedPriorities } from './ops/queue.js';
@@ -149,6 +153,7 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
   listTasks = (runId: string) => listTasks(this.sql, runId);
   readHistory = (runId: string, afterSeq: number, limit: number) =>
     readHistory(this.sql, runId, afterSeq, limit);
+  forkLinks = (runId: string) => forkLinks(this.sql, runId);
   dueDecisions = (limit: number) => decideQueue.dueDecisions(this.sql, limit);
   dueTimers = (limit: number) => dueTimers(this.sql, limit);
   expiredLeases = (limit: number) => expiredLeases(this.sql, limit);
@@ -241,6 +246,12 @@ class PgStoreTx implements StoreTx {
   }
   lockTasks(keys: readonly StateKey[]): Promise<LoadedTask[]> {
     return lockTasks(this.tx, keys);
+  }
+  moveRun(move: RunMoveWrite): Promise<void> {
+    return moveRun(this.tx, move);
+  }
+  recordFork(fork: RunFork): Promise<void> {
+    return recordFork(this.tx, fork);
   }
   loadMailboxes(keys: readonly MailboxStateKey[]) {
     return loadMailboxes(this.tx, keys);

@@ -67,6 +67,26 @@ export const clientCalls: Record<string, (c: WeftClient) => Promise<unknown>> = 
       { definition: 'order', version: 2, status: 'running', started_before: filter.started_before },
       { ...asking, batch_size: 10, cursor: 'abc', dry_run: true },
     ),
+  forkRun: (c) => c.forkRun(run, { input: { n: 1 }, version: 2, up_to_node: 'charge', by: 'ann' }),
+  forks: (c) => c.forks(run),
+  planMove: (c) =>
+    c.planMove({
+      definition: 'order',
+      to_version: 2,
+      node_map: { charge: 'charge_card' },
+      from_version: 1,
+      status: 'running',
+      limit: 10,
+      cursor: run,
+    }),
+  moveRuns: (c) =>
+    c.moveRuns({
+      definition: 'order',
+      to_version: 2,
+      node_map: { charge: 'charge_card' },
+      run_ids: [run],
+      ...asking,
+    }),
   streamHistory: (c) => {
     const abort = new AbortController();
     return firstOf(c.streamHistory(run, { after: 3, signal: abort.signal }), abort);

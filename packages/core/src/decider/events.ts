@@ -53,6 +53,17 @@ export type RunEvent =
     }
   /** A compensating run takes its next compensation (put in the inbox by the decision that failed it). */
   | { readonly kind: 'compensation_due' }
+  /**
+   * The run starts as a fork of another: the nodes it reuses are finished with the other run's outputs,
+   * and control passes on from them; entry nodes it does not reuse start.
+   */
+  | {
+      readonly kind: 'run_forked';
+      readonly fromRunId: string;
+      readonly upToNode: string | null;
+      readonly reused: readonly ReusedNode[];
+      readonly by?: string;
+    }
   /** The stuck-run sweeper found the run with nothing able to wake it: look at every node again. */
   | { readonly kind: 'run_swept'; readonly idleMs: number }
   | {
@@ -67,6 +78,13 @@ export type RunEvent =
     }
   /** An operator's action (operator-events.ts). */
   | OperatorEvent;
+
+/** A node a forked run takes over finished from the run it was forked from. */
+export interface ReusedNode {
+  readonly nodeId: string;
+  readonly status: 'completed' | 'skipped';
+  readonly output: Json | null;
+}
 
 /** The kinds of run event. */
 export type RunEventKind = RunEvent['kind'];

@@ -25,6 +25,14 @@ export type OperatorEvent =
   | ({ readonly kind: 'run_terminated' } & Requester)
   | ({ readonly kind: 'run_retried' } & Requester)
   | ({ readonly kind: 'run_rerun'; readonly nodeId: string; readonly iteration: string } & Requester)
+  /** The run was moved to another version of its definition (the shell changed its rows under the lock). */
+  | ({
+      readonly kind: 'run_migrated';
+      readonly fromVersion: number;
+      readonly toVersion: number;
+      /** Old node id to new node id, for the nodes whose id changed. */
+      readonly nodeMap: Readonly<Record<string, string>>;
+    } & Requester)
   | ({
       readonly kind: 'task_overridden';
       readonly nodeId: string;
@@ -48,6 +56,7 @@ const ACTION_KINDS: ReadonlySet<string> = new Set<OperatorEventKind>([
   'run_terminated',
   'run_retried',
   'run_rerun',
+  'run_migrated',
   'task_overridden',
 ]);
 

@@ -48,6 +48,7 @@ export function planLoad(workflow: Workflow, run: RunView, event: RunEvent): Sta
       }
       break;
     case 'run_swept':
+    case 'run_forked':
       for (const id of graph.nodes.keys()) plan.add(id, '');
       break;
     // Nothing more: the whole run is loaded for resume, retry and rerun (needsWholeRun); the others read
@@ -59,6 +60,7 @@ export function planLoad(workflow: Workflow, run: RunView, event: RunEvent): Sta
     case 'run_resumed':
     case 'run_retried':
     case 'run_rerun':
+    case 'run_migrated':
       break;
   }
   return plan.keys();

@@ -134,7 +134,11 @@ async function checkStarts(
 }
 
 /** Refuses an input that does not match the definition's input schema. */
-function checkInput(workflow: Workflow, record: DefinitionRecord, request: StartRequest): void {
+export function checkInput(
+  workflow: Workflow,
+  record: DefinitionRecord,
+  request: Pick<StartRequest, 'input'>,
+): void {
   if (!workflow.definition.inputSchema) return;
   const check = checkSchema(workflow.definition.inputSchema, request.input);
   if (!check.ok) {

@@ -1,6 +1,8 @@
 import type { Definition, Json, Mailbox, RunEvent, RunStatus, TaskState } from '@weft/core';
+import type { ForkLinks, RunFork } from './fork-records.js';
 import type { HumanTaskRecord, InboxFilter } from './human-records.js';
 import type { LimitRecord, LimitUsage } from './limit-records.js';
+import type { RunMoveWrite } from './move-records.js';
 import type { OutboxBacklog, WorkerSighting } from './operator-records.js';
 import type {
   DeadLetterFilter,
@@ -180,6 +182,8 @@ export interface Store {
   listWorkers(namespace: string, since: Date): Promise<WorkerSighting[]>;
   listTasks(runId: string): Promise<TaskRecord[]>;
   readHistory(runId: string, afterSeq: number, limit: number): Promise<HistoryRecord[]>;
+  /** The run a run was forked from, and the runs forked from it. */
+  forkLinks(runId: string): Promise<ForkLinks>;
 
   /** Run ids with a pending decision that is due, oldest first. Advisory: callers may overlap. */
   dueDecisions(limit: number): Promise<string[]>;
@@ -335,6 +339,10 @@ export interface StoreTx {
    * transaction ends, so that no lease, report or lease expiry changes it under an operator's action.
    */
   lockTasks(keys: readonly StateKey[]): Promise<LoadedTask[]>;
+  /** Moves a locked run to another version, renaming its node ids (attempts first: see invariant 28). */
+  moveRun(move: RunMoveWrite): Promise<void>;
+  /** Records that a run this transaction inserted was forked from another. */
+  recordFork(fork: RunFork): Promise<void>;
   /** Signal mailboxes of runs the caller has locked; a mailbox with nothing in it has no row. */
   loadMailboxes(keys: readonly MailboxStateKey[]): Promise<{ runId: string; mailbox: Mailbox }[]>;
 

@@ -74,6 +74,15 @@ export async function decideOperatorEvent(ctx: DecisionContext, event: OperatorE
       await runAgain(ctx, chosen);
       return [];
     }
+    case 'run_migrated':
+      // The shell moved the run's rows before deciding this; the decision only records it (invariant 28).
+      ctx.record('run.migrated', {
+        ...who(event),
+        from_version: event.fromVersion,
+        to_version: event.toVersion,
+        node_map: event.nodeMap,
+      });
+      return [];
     case 'task_overridden':
       return override(ctx, event);
     case 'node_skipped': {

@@ -7,6 +7,7 @@ import { nodeCompleted } from './node-completed.js';
 import { nodeFailed } from './node-failed.js';
 import { operatorEvent } from './operator-event.js';
 import { reportRefused } from './report-refused.js';
+import { runForked } from './run-forked.js';
 import { runStarted } from './run-started.js';
 import { runSwept } from './run-swept.js';
 import { signalReceived } from './signal-received.js';
@@ -23,6 +24,7 @@ const EVENT_HANDLERS: { readonly [K in RunEventKind]: EventHandler<K> } = {
   // Only a compensating run has one, and the saga takes it before the table is asked.
   compensation_due: async () => {},
   run_swept: runSwept,
+  run_forked: runForked,
   report_refused: reportRefused,
   run_cancelled: operatorEvent,
   run_paused: operatorEvent,
@@ -30,6 +32,7 @@ const EVENT_HANDLERS: { readonly [K in RunEventKind]: EventHandler<K> } = {
   run_terminated: operatorEvent,
   run_retried: operatorEvent,
   run_rerun: operatorEvent,
+  run_migrated: operatorEvent,
   task_overridden: operatorEvent,
   node_skipped: operatorEvent,
 };

@@ -29,7 +29,13 @@ export const runSwept: EventHandler<'run_swept'> = async (ctx, { idleMs }, decid
     if (ctx.run.status !== 'running') return;
     await sweepNode(ctx, id, decideNext);
   }
+  await completeIfSinksDone(ctx);
+};
+
+/** Counts the top-level sinks that are done or skipped, and completes the run when all of them are. */
+export async function completeIfSinksDone(ctx: DecisionContext): Promise<void> {
   if (ctx.run.status !== 'running') return;
+  const { graph } = ctx.workflow;
   const done = graph.sinks.filter((id) => {
     const t = ctx.task(id, '');
     return t?.status === 'completed' || t?.status === 'skipped';
@@ -38,10 +44,10 @@ export const runSwept: EventHandler<'run_swept'> = async (ctx, { idleMs }, decid
     if (done > ctx.run.sinksDone) ctx.emit({ kind: 'add_sinks_done', count: done - ctx.run.sinksDone });
     await ctx.flow.completeRun();
   }
-};
+}
 
 /** Passes control on again from a finished top-level node, or decides its failure again. */
-async function sweepNode(ctx: DecisionContext, id: string, decideNext: DecideEvent): Promise<void> {
+export async function sweepNode(ctx: DecisionContext, id: string, decideNext: DecideEvent): Promise<void> {
   const task = ctx.task(id, '');
   if (!task) return;
   const node = ctx.workflow.node(id);
