@@ -15,6 +15,7 @@ import type {
   ReportResult,
   Run,
   RunStatus,
+  RunSummary,
   RunWithTasks,
   SignalResult,
 } from './types.js';
@@ -182,9 +183,15 @@ export class WeftClient extends ApiClient {
     return this.call('GET', `/v1/runs/${encodeURIComponent(id)}`);
   }
 
+  /** A page of runs, newest first, as summaries; `include` adds their input and output. */
   listRuns(
-    filter: RunListFilter & { status?: RunStatus; cursor?: string; limit?: number } = {},
-  ): Promise<{ items: Run[]; next_cursor: string | null }> {
+    filter: RunListFilter & {
+      status?: RunStatus;
+      cursor?: string;
+      limit?: number;
+      include?: ('input' | 'output')[];
+    } = {},
+  ): Promise<{ items: RunSummary[]; next_cursor: string | null }> {
     return this.call('GET', `/v1/runs${query(filter)}`);
   }
 

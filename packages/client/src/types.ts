@@ -38,6 +38,12 @@ export interface Run {
   parent?: { run_id: string; node_id: string; iteration: string; attempt: number; detached: boolean } | null;
 }
 
+/**
+ * A run as a list gives it: a summary, with `input` and `output` only when the list asked for them
+ * (`include`).
+ */
+export type RunSummary = Omit<Run, 'input' | 'output'> & Partial<Pick<Run, 'input' | 'output'>>;
+
 /** One attempt of one node of a run. */
 export interface Task {
   id: string;

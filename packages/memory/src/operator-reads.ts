@@ -50,7 +50,15 @@ export function listRuns(op: Op, filter: RunFilter): Page<RunRecord> {
     )
     .sort(compare)
     .slice(0, filter.limit + 1);
-  const items = rows.slice(0, filter.limit).map(runRecord);
+  const wanted = new Set(filter.include ?? []);
+  const items = rows
+    .slice(0, filter.limit)
+    .map(runRecord)
+    .map((r) => ({
+      ...r,
+      input: wanted.has('input') ? r.input : null,
+      output: wanted.has('output') ? r.output : null,
+    }));
   return { items, next: rows.length > filter.limit ? items[items.length - 1]!.id : null };
 }
 

@@ -41,7 +41,8 @@ export const clientCalls: Record<string, (c: WeftClient) => Promise<unknown>> = 
   result: (c) => c.result(run, { timeoutMs: 5000 }),
   startRuns: (c) => c.startRuns('order', [{ n: 1 }, { n: 2 }], { version: 2 }),
   getRun: (c) => c.getRun(run),
-  listRuns: (c) => c.listRuns({ ...filter, status: 'running', cursor: 'abc', limit: 10 }),
+  listRuns: (c) =>
+    c.listRuns({ ...filter, status: 'running', cursor: 'abc', limit: 10, include: ['input', 'output'] }),
   countRuns: (c) => c.countRuns(filter),
   listNamespaces: (c) => c.listNamespaces(),
   listWorkers: (c) => c.listWorkers(60_000),

@@ -11,6 +11,7 @@ import type {
   OutboxBacklog,
   Page,
   Run,
+  RunSummary,
   RunWithTasks,
   Schedule,
   Worker,
@@ -33,7 +34,7 @@ const enc = encodeURIComponent;
 export const api = {
   namespaces: () => get<{ items: string[] }>('/v1/namespaces'),
   runs: (filters: RunFilters, cursor?: string, limit = 50) =>
-    get<Page<Run>>('/v1/runs', { ...filters, cursor, limit }),
+    get<Page<RunSummary>>('/v1/runs', { ...filters, cursor, limit }),
   countRuns: (filters: RunFilters) =>
     get<{ count: number; capped: boolean }>('/v1/runs/count', { ...filters }),
   bulk: (body: {

@@ -98,12 +98,20 @@ export interface RunFilter {
   /** Only the run started with this idempotency key. */
   readonly idempotencyKey?: string;
   /**
+   * The payloads to read with each run. A list is a page of summaries: fields left out are null, and are
+   * never read from the table (nor from the blob store), so a page costs the same whatever the runs carry.
+   */
+  readonly include?: readonly RunPayloadField[];
+  /**
    * Opaque cursor from the previous page. Runs come newest first: by id (ids are time-ordered), or, with
    * a start-time filter, by start time then id, so that the time range is read from an index.
    */
   readonly cursor?: string;
   readonly limit: number;
 }
+
+/** A run's payload fields a list may read (`RunFilter.include`). */
+export type RunPayloadField = 'input' | 'output';
 
 /** A page of results and the cursor of the next page (null on the last page). */
 export interface Page<T> {

@@ -1,5 +1,5 @@
 import { type RunStatus, WeftError } from '@weft/core';
-import { type Engine, type RunFilter, runIdRange } from '@weft/engine';
+import { type Engine, type RunFilter, type RunPayloadField, type RunRecord, runIdRange } from '@weft/engine';
 import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
@@ -73,12 +73,32 @@ export function runFilterOf(namespace: string, q: FilterQuery): Omit<RunFilter, 
   };
 }
 
+/** The payloads `?include=` asks for, each once. */
+function includedPayloads(include: string | undefined): RunPayloadField[] {
+  return [
+    ...new Set(
+      (include ?? '').split(',').filter((f): f is RunPayloadField => f === 'input' || f === 'output'),
+    ),
+  ];
+}
+
+/** A listed run: the run without the payloads the list did not ask for. */
+function runSummaryJson(run: RunRecord, include: readonly RunPayloadField[]) {
+  const { input, output, ...summary } = runJson(run);
+  return {
+    ...summary,
+    ...(include.includes('input') ? { input } : {}),
+    ...(include.includes('output') ? { output } : {}),
+  };
+}
+
 /**
- * Listing runs (`GET /v1/runs`: newest first, a page at a time) and counting them (`GET /v1/runs/count`:
+ * Listing runs (`GET /v1/runs`: summaries, newest first, a page at a time; `?include=input,output` adds
+ * payloads) and counting them (`GET /v1/runs/count`:
  * how many match, up to 100,000, for the preview of a bulk action).
  */
 export function runListRoutes(app: FastifyInstance, engine: Engine): void {
-  app.get<{ Querystring: FilterQuery & { cursor?: string; limit?: string } }>(
+  app.get<{ Querystring: FilterQuery & { cursor?: string; limit?: string; include?: string } }>(
     '/v1/runs',
     {
       config: { auth: 'read' },
@@ -90,6 +110,12 @@ export function runListRoutes(app: FastifyInstance, engine: Engine): void {
             ...filterFields,
             cursor: { type: 'string', maxLength: 64 },
             limit: { type: 'string', pattern: '^[0-9]{1,4}$' },
+            include: {
+              type: 'string',
+              pattern: '^(input|output)(,(input|output))?$',
+              description:
+                'Payloads to add to each run, comma-separated (`input`, `output`): a list answers summaries without them',
+            },
           },
         },
       },
@@ -105,16 +131,18 @@ export function runListRoutes(app: FastifyInstance, engine: Engine): void {
           `cursor ${JSON.stringify(cursor)} is not one this API gave out`,
           400,
         );
+      const include = includedPayloads(request.query.include);
       const filter: RunFilter = {
         ...runFilterOf(namespaceOf(request), request.query),
         limit,
+        include,
         ...(cursor ? { cursor } : {}),
       };
       const page = await engine.context.store.listRuns(filter);
       const items = await Promise.all(
-        page.items.map((r) => engine.context.payloads.resolveFields(r, ['input', 'output'])),
+        page.items.map((r) => engine.context.payloads.resolveFields(r, include)),
       );
-      return { items: items.map(runJson), next_cursor: page.next };
+      return { items: items.map((r) => runSummaryJson(r, include)), next_cursor: page.next };
     },
   );
 

@@ -32,6 +32,19 @@ export function operatorReadTests(fixture: () => Fixture): void {
       expect(await store.countMatchingRuns({ namespace: ns, status: 'completed' }, 100)).toBe(0);
     });
 
+    it('lists summaries: input and output only when asked for', async () => {
+      const { store } = fixture();
+      const ns = freshNamespace();
+      const def = await deploy(store, ns);
+      const id = await insertRun(store, def, { input: { order: 42 } });
+      const [summary] = (await store.listRuns({ namespace: ns, limit: 10 })).items;
+      expect(summary).toMatchObject({ id, status: 'running', input: null, output: null });
+      const [full] = (await store.listRuns({ namespace: ns, limit: 10, include: ['input', 'output'] })).items;
+      expect(full).toMatchObject({ id, input: { order: 42 }, output: null });
+      const [inputOnly] = (await store.listRuns({ namespace: ns, limit: 10, include: ['input'] })).items;
+      expect(inputOnly?.input).toEqual({ order: 42 });
+    });
+
     it('with a start-time filter, pages go by start time and cover every matching run once', async () => {
       const { store } = fixture();
       const ns = freshNamespace();
