@@ -12,6 +12,7 @@ import {
   signalCommand,
   startCommand,
 } from './commands/remote.js';
+import { registerRetentionCommands } from './commands/retention.js';
 import { registerSecretCommands } from './commands/secrets.js';
 import { tlsOptions } from './commands/tls-options.js';
 import { color } from './output.js';
@@ -34,6 +35,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerLocalCommands(program, env);
   const runs = registerRunCommands(program, remote);
   registerOperatorActionCommands(program, runs, remote);
+  registerRetentionCommands(program, runs, remote);
   registerFlowCommands(program, remote);
   registerDeadLetterCommands(program, remote);
   registerSecretCommands(program, remote);

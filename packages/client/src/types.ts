@@ -68,6 +68,11 @@ export interface Task {
 /** A run with all its task attempts. */
 export interface RunWithTasks extends Run {
   tasks: Task[];
+  /** Set when retention deleted the run and it was read back from its archive document. */
+  archived?: boolean;
+  archived_at?: string;
+  /** The run's history, in an archived run (a live run's is at `/v1/runs/{id}/history`). */
+  history?: HistoryEvent[];
 }
 
 /** One event in a run's history. */

@@ -17,6 +17,7 @@ import type { DefinitionService } from './services/definitions.js';
 import { HumanTaskService } from './services/human-tasks.js';
 import { LimitService } from './services/limit-service.js';
 import { OperatorActionService } from './services/operator-actions.js';
+import { RetentionService } from './services/retention.js';
 import { RunService } from './services/runs.js';
 import { ScheduleService } from './services/schedules.js';
 import { SignalService } from './services/signals.js';
@@ -44,6 +45,8 @@ export class Engine {
   /** Secrets per namespace, sealed at rest; resolved only by the calls that use them. */
   readonly secrets: SecretService;
   readonly sweeper: Sweeper;
+  /** Retention: policies, purges of finished runs, and archived runs. */
+  readonly retention: RetentionService;
   /** Sends queued tasks left without a message again (write-then-enqueue dispatchers only). */
   readonly redispatcher: Redispatcher;
   /** The engine's parts, for Weft's own packages (the server, the embedded engine). */
@@ -82,6 +85,7 @@ export class Engine {
     this.inbox = new HumanTaskService(ctx);
     this.schedules = new ScheduleService(ctx, this.runs);
     this.sweeper = new Sweeper(ctx);
+    this.retention = new RetentionService(ctx);
     ctx.definitions.onLimitsChanged = (namespace) => this.limits.changed(namespace);
     ctx.wakeups.on('limits', () => {
       ctx.limits.refresh().catch((e) => ctx.logger.warn({ error: String(e) }, 'could not reload limits'));

@@ -56,6 +56,13 @@ export type { DefinitionService } from './services/definitions.js';
 export type { HumanTaskService } from './services/human-tasks.js';
 export type { LimitService } from './services/limit-service.js';
 export type { Asker, OperatorActionService } from './services/operator-actions.js';
+export {
+  archiveKey,
+  PURGE_COUNT_CAP,
+  type PurgeRequest,
+  type RetentionRequest,
+  type RetentionService,
+} from './services/retention.js';
 export type { RunService } from './services/runs.js';
 export type { ScheduleRequest, ScheduleService } from './services/schedules.js';
 export {
@@ -76,6 +83,7 @@ export * from './store/operator-records.js';
 export * from './store/outbox-records.js';
 export * from './store/records.js';
 export * from './store/report-refusals.js';
+export * from './store/retention-records.js';
 export * from './store/schedule-records.js';
 export * from './store/store.js';
 export { type Clock, systemClock } from './support/clock.js';

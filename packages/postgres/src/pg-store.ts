@@ -55,6 +55,7 @@ import { undispatchedTasks } from './ops/undispatched.js';
 import * as workers from './ops/workers.js';
 import { applyWriteSet } from './ops/write-set.js';
 import { listTasks } from './ops/write-tasks.js';
+import { PgRetention } from './pg-retention.js';
 
 const RETRYABLE = new Set(['40001', '40P01']);
 const CHANNEL = 'weft_wakeup';
@@ -66,7 +67,12 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
   /** Transactions retried after a deadlock or serialisation failure, by error code. */
   readonly retries: Record<string, number> = {};
 
-  constructor(readonly sql: Sql) {}
+  /** Retention: policies, and purges of finished runs. */
+  readonly retention: PgRetention;
+
+  constructor(readonly sql: Sql) {
+    this.retention = new PgRetention(sql);
+  }
 
   /**
    * Runs `fn` in a READ COMMITTED transaction: each statement sees what committed before it started,

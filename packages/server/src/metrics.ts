@@ -63,6 +63,16 @@ export function metricsRoute(app: FastifyInstance, engine: Engine): void {
     'Background decisions that failed and were retried later.',
     () => stats.decisionsDeferred,
   );
+  counter(
+    'weft_runs_purged_total',
+    'Finished runs deleted by retention (its loop or a purge by hand), with everything that belonged to them.',
+    () => stats.runsPurged,
+  );
+  counter(
+    'weft_runs_archived_total',
+    'Runs archived to the blob store before retention deleted them.',
+    () => stats.runsArchived,
+  );
   counter('weft_sweeper_rounds_total', 'Rounds of the stuck-run sweeper.', () => engine.sweeper.stats.rounds);
   counter(
     'weft_sweeper_runs_repaired_total',

@@ -125,6 +125,7 @@ export async function showRunCommand(id: string, o: RemoteOptions): Promise<void
     const run = await c.getRun(id);
     console.log(`${color.bold('run')}        ${run.id}`);
     console.log(`${color.bold('definition')} ${run.definition} v${run.version}`);
+    if (run.archived) console.log(`${color.bold('archived')}   ${run.archived_at} (read from the archive)`);
     if (run.parent)
       console.log(
         `${color.bold('parent')}     run ${run.parent.run_id}, node ${run.parent.node_id} attempt ${run.parent.attempt}${run.parent.detached ? ' (detached)' : ''}`,

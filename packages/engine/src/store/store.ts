@@ -22,6 +22,7 @@ import type {
   TaskReport,
   WriteSet,
 } from './records.js';
+import type { RetentionStore } from './retention-records.js';
 import type { ScheduleFire, ScheduleRecord, ScheduleSpec } from './schedule-records.js';
 
 /** A hint that something is ready: it makes waiting workers and loops look now instead of at their next poll. */
@@ -154,6 +155,8 @@ export interface ExpiredTask {
  */
 export interface Store {
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** Optional capability: deleting finished runs (retention). A store without it keeps runs forever. */
+  readonly retention?: RetentionStore;
 
   // Definitions (immutable once stored).
   getDefinitionById(id: string): Promise<DefinitionRecord | null>;

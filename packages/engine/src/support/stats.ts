@@ -24,4 +24,7 @@ export class EngineStats {
   leasedByHandover = 0;
   /** Background decisions that failed and were put back with a backoff. */
   decisionsDeferred = 0;
+  /** Finished runs deleted by retention (the loop or a purge by hand), and of those, archived first. */
+  runsPurged = 0;
+  runsArchived = 0;
 }
