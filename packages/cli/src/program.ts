@@ -168,7 +168,8 @@ function registerRunCommands(program: Command, remote: () => RemoteOptions): Com
     .option('-i, --input <json>', 'run input as JSON', '{}')
     .option('--version <n>', 'pin a version instead of the latest', positiveInt)
     .option('--idempotency-key <key>', 'a repeated start with this key returns the run it started')
-    .action((name, o) => startCommand(name, o.input, o.version, remote(), o.idempotencyKey));
+    .option('--attr <name=value>', 'a search attribute of the run (repeat for more)', collect, [])
+    .action((name, o) => startCommand(name, o.input, o.version, remote(), o.idempotencyKey, o.attr));
   const runs = program.command('runs').description('list and inspect runs');
   runs
     .command('list')
@@ -177,6 +178,7 @@ function registerRunCommands(program: Command, remote: () => RemoteOptions): Com
     .option('--definition <name>', 'only runs of this definition')
     .option('--limit <n>', 'runs per page', positiveInt, 20)
     .option('--cursor <cursor>', 'continue from a previous page')
+    .option('--attr <name=value>', 'only runs with this search attribute (customer=42)')
     .action((o) => listRunsCommand(o, remote()));
   runs
     .command('show')

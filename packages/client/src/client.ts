@@ -55,7 +55,13 @@ export class WeftClient extends ApiClient {
   startRun(
     definition: string,
     input: Json = {},
-    options: { version?: number; idempotencyKey?: string; onDuplicate?: 'return' | 'error' } = {},
+    options: {
+      version?: number;
+      idempotencyKey?: string;
+      onDuplicate?: 'return' | 'error';
+      /** Search attributes: names to text, numbers or booleans, that lists filter on (`attr`). */
+      attributes?: Record<string, string | number | boolean>;
+    } = {},
   ): Promise<Run & { created: boolean }> {
     return this.call('POST', '/v1/runs', {
       definition,
@@ -63,6 +69,7 @@ export class WeftClient extends ApiClient {
       ...(options.version ? { version: options.version } : {}),
       ...(options.idempotencyKey ? { idempotency_key: options.idempotencyKey } : {}),
       ...(options.onDuplicate ? { on_duplicate: options.onDuplicate } : {}),
+      ...(options.attributes ? { attributes: options.attributes } : {}),
     });
   }
 

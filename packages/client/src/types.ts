@@ -34,6 +34,8 @@ export interface Run {
   } | null;
   created_at: string;
   finished_at: string | null;
+  /** Search attributes, in reads of runs (`getRun`, `listRuns`). */
+  attributes?: Record<string, string | number | boolean>;
   /** The attempt that started this run, for runs started by `sub_workflow` or `start_workflow` nodes. */
   parent?: { run_id: string; node_id: string; iteration: string; attempt: number; detached: boolean } | null;
 }

@@ -23,6 +23,10 @@ function matches(op: Op, r: RunRow, f: Omit<RunFilter, 'cursor' | 'limit'>): boo
     const range = runIdRange(f.runId);
     if (!range || r.id < range.from || r.id > range.to) return false;
   }
+  if (f.attribute !== undefined) {
+    const value = (JSON.parse(r.attributes) as Record<string, unknown>)[f.attribute.key];
+    if (value === undefined || String(value) !== f.attribute.value) return false;
+  }
   if (f.idempotencyKey !== undefined) {
     if (op.s.idempotencyKeys.get(key(f.namespace, f.idempotencyKey))?.runId !== r.id) return false;
   }

@@ -38,6 +38,7 @@ const RUN_TABLES = [
   ['outbox', 'run_id'],
   ['human_tasks', 'run_id'],
   ['idempotency_keys', 'run_id'],
+  ['run_attributes', 'run_id'],
 ] as const;
 
 let h: Harness;
@@ -63,6 +64,7 @@ async function finishedRun(
     namespace: 'default',
     definition,
     input: input as never,
+    attributes: { customer: 42 },
     ...(key ? { idempotencyKey: key } : {}),
   });
   const [task] = await eventually(async () => {
@@ -94,6 +96,7 @@ describe('purging finished runs', () => {
     expect(before.runs).toBe(1);
     expect(before.history).toBeGreaterThan(0);
     expect(before.idempotency_keys).toBe(1);
+    expect(before.run_attributes).toBe(1);
     const dry = await h.engine.retention.purge({
       namespace: 'default',
       before: FUTURE(),

@@ -15,6 +15,7 @@ export function runJson(run: RunRecord) {
     error: run.error,
     created_at: run.createdAt.toISOString(),
     finished_at: run.finishedAt?.toISOString() ?? null,
+    ...(run.attributes !== undefined ? { attributes: run.attributes ?? {} } : {}),
     parent: run.parent
       ? {
           run_id: run.parent.runId,

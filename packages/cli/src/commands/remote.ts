@@ -65,7 +65,9 @@ export async function startCommand(
   version: number | undefined,
   o: RemoteOptions,
   idempotencyKey?: string,
+  attrs: readonly string[] = [],
 ): Promise<void> {
+  const attributes = attributesOf(attrs);
   let parsed: Json = {};
   if (input !== undefined) {
     try {
@@ -76,6 +78,7 @@ export async function startCommand(
   }
   await withClient(o, async (c) => {
     const run = await c.startRun(name, parsed, {
+      ...(attrs.length ? { attributes } : {}),
       ...(version ? { version } : {}),
       ...(idempotencyKey ? { idempotencyKey } : {}),
     });
@@ -87,13 +90,31 @@ export async function startCommand(
   });
 }
 
+/** `name=value` pairs of `--attr`: a number or `true`/`false` stays one, anything else is text. */
+export function attributesOf(attrs: readonly string[]): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const attr of attrs) {
+    const at = attr.indexOf('=');
+    if (at < 1) throw new CliError(`--attr ${JSON.stringify(attr)} must be name=value, such as customer=42`);
+    const text = attr.slice(at + 1);
+    const n = Number(text);
+    out[attr.slice(0, at)] =
+      text === 'true' ? true : text === 'false' ? false : text.trim() !== '' && Number.isFinite(n) ? n : text;
+  }
+  return out;
+}
+
 /** `weft runs list`. */
 export async function listRunsCommand(
-  filter: { status?: string; definition?: string; limit?: number; cursor?: string },
+  filter: { status?: string; definition?: string; limit?: number; cursor?: string; attr?: string },
   o: RemoteOptions,
 ): Promise<void> {
+  const attr = filter.attr;
+  if (attr !== undefined && attr.indexOf('=') < 1)
+    throw new CliError(`--attr ${JSON.stringify(attr)} must be name=value, such as customer=42`);
   await withClient(o, async (c) => {
     const page = await c.listRuns({
+      ...(attr !== undefined ? { attr: attr.replace('=', ':') } : {}),
       ...(filter.status ? { status: filter.status as RunStatus } : {}),
       ...(filter.definition ? { definition: filter.definition } : {}),
       ...(filter.limit ? { limit: filter.limit } : {}),

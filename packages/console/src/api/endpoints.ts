@@ -26,6 +26,8 @@ export interface RunFilters {
   started_before?: string;
   run_id?: string;
   idempotency_key?: string;
+  /** A search attribute, `name:value`. */
+  attr?: string;
 }
 
 const enc = encodeURIComponent;

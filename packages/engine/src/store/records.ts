@@ -4,6 +4,7 @@ import type {
   Json,
   JsonObject,
   Mailbox,
+  RunAttributes,
   RunError,
   RunEvent,
   RunStatus,
@@ -43,6 +44,8 @@ export interface RunRecord {
   readonly finishedAt: Date | null;
   /** The attempt that started this run, for runs started by a `sub_workflow` or `start_workflow` node. */
   readonly parent?: RunParent | null;
+  /** Search attributes, read by the API's reads (`getRun`, `listRuns`), not by decisions. */
+  readonly attributes?: RunAttributes;
 }
 
 /** Which attempt of which node started a run. A `detached` run (fire and forget) does not report back. */
@@ -222,6 +225,8 @@ export interface StartRequest {
    */
   readonly idempotencyKey?: string;
   readonly onDuplicate?: 'return' | 'error';
+  /** Search attributes of the run (checked with `checkAttributes`). */
+  readonly attributes?: RunAttributes;
   /** Who asked (an API key's name): recorded in the run's history with its start. */
   readonly by?: string;
 }
@@ -336,6 +341,15 @@ export interface WriteSet {
     readonly reason: string;
     readonly mode: 'cancel' | 'terminate';
   }[];
+  /** Search attributes set on runs (each replaces the run's attribute of its name). */
+  readonly attributes: AttributeRow[];
+}
+
+/** Search attributes to set on a run. */
+export interface AttributeRow {
+  readonly runId: string;
+  readonly namespace: string;
+  readonly values: RunAttributes;
 }
 
 /** An empty write set. */
@@ -356,5 +370,6 @@ export function emptyWriteSet(): WriteSet {
     humanTaskCloses: [],
     outbox: [],
     stopChildren: [],
+    attributes: [],
   };
 }

@@ -1,4 +1,4 @@
-import type { Definition, Json, Mailbox, RunEvent, RunStatus, TaskState } from '@weft/core';
+import type { Definition, Json, Mailbox, RunAttributes, RunEvent, RunStatus, TaskState } from '@weft/core';
 import type { HumanTaskRecord, InboxFilter } from './human-records.js';
 import type { LimitRecord, LimitUsage } from './limit-records.js';
 import type { OutboxBacklog, WorkerSighting } from './operator-records.js';
@@ -68,6 +68,8 @@ export interface NewRun {
   readonly parent?: RunParent;
   /** The idempotency key of a start by a node: one run per key (see `childStartKey`). */
   readonly startKey?: string;
+  /** Search attributes given at start. */
+  readonly attributes?: RunAttributes;
 }
 
 /** An idempotency key and the run it started. */
@@ -98,6 +100,8 @@ export interface RunFilter {
   readonly runId?: string;
   /** Only the run started with this idempotency key. */
   readonly idempotencyKey?: string;
+  /** Only runs with this search attribute, matched as text (`42` matches 42 and "42"). */
+  readonly attribute?: { readonly key: string; readonly value: string };
   /**
    * The payloads to read with each run. A list is a page of summaries: fields left out are null, and are
    * never read from the table (nor from the blob store), so a page costs the same whatever the runs carry.

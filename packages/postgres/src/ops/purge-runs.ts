@@ -71,6 +71,7 @@ export async function deleteRuns(sql: Db, ids: readonly string[]): Promise<numbe
     tm AS (DELETE FROM weft.timers x USING ids WHERE x.run_id = ids.id),
     ob AS (DELETE FROM weft.outbox x USING ids WHERE x.run_id = ids.id),
     ik AS (DELETE FROM weft.idempotency_keys x USING ids WHERE x.run_id = ids.id),
+    ra AS (DELETE FROM weft.run_attributes x USING ids WHERE x.run_id = ids.id),
     sk AS (DELETE FROM weft.start_keys x USING ids
             WHERE x.key >= ids.id::text || '/' AND x.key < ids.id::text || '0'),
     r AS (DELETE FROM weft.runs x USING ids WHERE x.id = ids.id RETURNING x.input, x.output),

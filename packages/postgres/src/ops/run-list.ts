@@ -1,7 +1,7 @@
 import { WeftError } from '@weft/core';
 import { type Page, type RunFilter, type RunRecord, runIdRange } from '@weft/engine';
 import type { Db } from '../db.js';
-import { RUN_COLUMNS } from './runs.js';
+import { ATTRIBUTES_COLUMN, RUN_COLUMNS } from './runs.js';
 
 /**
  * The columns of a listed run: a summary. Input and output are read only when asked for (`include`); left
@@ -9,12 +9,14 @@ import { RUN_COLUMNS } from './runs.js';
  */
 function listColumns(include: RunFilter['include']): string {
   const wanted = new Set(include ?? []);
-  return RUN_COLUMNS.replace('r.vars,', "'{}'::jsonb AS vars,").replace(
-    'r.input, r.output,',
-    `${wanted.has('input') ? 'r.input' : 'NULL::jsonb AS input'}, ${
-      wanted.has('output') ? 'r.output' : 'NULL::jsonb AS output'
-    },`,
-  );
+  return `${ATTRIBUTES_COLUMN}, ${RUN_COLUMNS}`
+    .replace('r.vars,', "'{}'::jsonb AS vars,")
+    .replace(
+      'r.input, r.output,',
+      `${wanted.has('input') ? 'r.input' : 'NULL::jsonb AS input'}, ${
+        wanted.has('output') ? 'r.output' : 'NULL::jsonb AS output'
+      },`,
+    );
 }
 
 type Match = Omit<RunFilter, 'cursor' | 'limit'>;
@@ -43,6 +45,10 @@ function conditions(sql: Db, f: Match) {
   if (f.startedBefore) parts.push(sql`r.created_at < ${f.startedBefore.toISOString()}::timestamptz`);
   if (f.startedAfter) parts.push(sql`r.created_at >= ${f.startedAfter.toISOString()}::timestamptz`);
   if (range) parts.push(sql`r.id BETWEEN ${range.from}::uuid AND ${range.to}::uuid`);
+  // The attribute's runs come from index run_attributes_match, in run id order (decision 0157).
+  if (f.attribute !== undefined)
+    parts.push(sql`r.id IN (SELECT a.run_id FROM weft.run_attributes a WHERE a.namespace = ${f.namespace}
+                             AND a.key = ${f.attribute.key} AND a.value #>> '{}' = ${f.attribute.value})`);
   if (f.idempotencyKey !== undefined)
     parts.push(sql`r.id = (SELECT k.run_id FROM weft.idempotency_keys k
                             WHERE k.namespace = ${f.namespace} AND k.key = ${f.idempotencyKey})`);

@@ -28,6 +28,12 @@ const filterFields = {
   started_after: { type: 'string', minLength: 1, maxLength: 64 },
   run_id: { type: 'string', pattern: '^[0-9a-fA-F-]{1,36}$' },
   idempotency_key: { type: 'string', minLength: 1, maxLength: 500 },
+  attr: {
+    type: 'string',
+    pattern: '^[A-Za-z_][A-Za-z0-9_.-]{0,63}:',
+    maxLength: 321,
+    description: 'Only runs with this search attribute: `name:value` (`customer:42` matches 42 and "42")',
+  },
 };
 
 /** The filter fields as they arrive. */
@@ -39,6 +45,20 @@ export interface FilterQuery {
   started_after?: string;
   run_id?: string;
   idempotency_key?: string;
+  attr?: string;
+}
+
+/** `name:value`, split at the first colon (a value may hold colons). */
+function attributeOf(attr: string): { key: string; value: string } {
+  const at = attr.indexOf(':');
+  const value = attr.slice(at + 1);
+  if (value.length > 256)
+    throw new WeftError(
+      'bad_request',
+      'attr: the value is longer than 256 characters, so no run can have it',
+      400,
+    );
+  return { key: attr.slice(0, at), value };
 }
 
 /** Turns filter fields into a run filter (less its page), saying which field is wrong when one is. */
@@ -70,6 +90,7 @@ export function runFilterOf(namespace: string, q: FilterQuery): Omit<RunFilter, 
     ...(after ? { startedAfter: after } : {}),
     ...(q.run_id ? { runId: q.run_id } : {}),
     ...(q.idempotency_key ? { idempotencyKey: q.idempotency_key } : {}),
+    ...(q.attr ? { attribute: attributeOf(q.attr) } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import { isWeftError, type Json, WeftError } from '@weft/core';
+import { isWeftError, type Json, type RunAttributes, WeftError } from '@weft/core';
 import type { Engine } from '@weft/engine';
 import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
@@ -19,6 +19,12 @@ const startSchema = {
       input: {},
       idempotency_key: { type: 'string', minLength: 1, maxLength: 500 },
       on_duplicate: { type: 'string', enum: ['return', 'error'] },
+      attributes: {
+        type: 'object',
+        maxProperties: 32,
+        additionalProperties: { type: ['string', 'number', 'boolean'] },
+        description: 'Search attributes: names to text (at most 256 characters), numbers or booleans',
+      },
     },
   },
 };
@@ -61,6 +67,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
       input?: Json;
       idempotency_key?: string;
       on_duplicate?: 'return' | 'error';
+      attributes?: RunAttributes;
     };
   }>('/v1/runs', { schema: startSchema, config: { auth: 'operate' } }, async (request, reply) => {
     const { definition, version, input, on_duplicate } = request.body;
@@ -74,6 +81,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
       input: input === undefined ? {} : input,
       ...(key !== undefined ? { idempotencyKey: key } : {}),
       ...(on_duplicate !== undefined ? { onDuplicate: on_duplicate } : {}),
+      ...(request.body.attributes !== undefined ? { attributes: request.body.attributes } : {}),
       ...keyNameOf(request),
     });
     const shown = await engine.context.payloads.resolveFields(run, ['input', 'output']);
