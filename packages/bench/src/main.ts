@@ -6,6 +6,7 @@ import { measureFloor } from './floor.js';
 import { freshDatabase } from './fresh-database.js';
 import { runListBench } from './list-bench.js';
 import { measureProtocolFloor, type ProtocolFloor } from './protocol-floor.js';
+import { runPurgeBench } from './purge-bench.js';
 import { type CpuPerStep, type Latency, type Measurement, runWorkload } from './run-workload.js';
 import { median } from './stats.js';
 import { type Workload, w1, w2, w3 } from './workloads.js';
@@ -44,7 +45,12 @@ const program = new Command('bench')
     'instead of the workloads: seed finished runs and measure the runs list calls of the console',
   )
   .option('--list-runs <n>', 'finished runs to seed for --list', Number, 1_000_000)
-  .option('--list-samples <n>', 'calls measured per list case for --list', Number, 200);
+  .option('--list-samples <n>', 'calls measured per list case for --list', Number, 200)
+  .option(
+    '--purge',
+    'instead of the workloads: seed finished runs, then measure W2 without and while the retention loop purges them',
+  )
+  .option('--purge-runs <n>', 'finished runs to seed for --purge', Number, 1_000_000);
 
 program.parse();
 const o = program.opts<{
@@ -64,6 +70,8 @@ const o = program.opts<{
   list?: boolean;
   listRuns: number;
   listSamples: number;
+  purge?: boolean;
+  purgeRuns: number;
 }>();
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -89,6 +97,25 @@ async function main(): Promise<void> {
     return;
   }
   const size = (n: number) => o.runs ?? Math.max(1, Math.round(n * o.scale));
+  if (o.purge) {
+    try {
+      await runPurgeBench(
+        baseUrl,
+        {
+          runs: o.purgeRuns,
+          w2Runs: size(500),
+          workers: o.workers,
+          concurrency: o.concurrency,
+          dbName: `${o.dbName}_purge`,
+          out: o.out,
+        },
+        log,
+      );
+    } finally {
+      await embedded?.stop();
+    }
+    return;
+  }
   const all: Record<string, () => Workload> = {
     W1: () => w1(size(200)),
     W2: () => w2(size(500)),

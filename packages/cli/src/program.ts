@@ -14,6 +14,7 @@ import {
   startCommand,
 } from './commands/remote.js';
 import { listRunsCommand, showRunCommand } from './commands/runs.js';
+import { registerRetentionCommands } from './commands/retention.js';
 import { registerSecretCommands } from './commands/secrets.js';
 import { registerSweeperCommands } from './commands/sweeper.js';
 import { tlsOptions } from './commands/tls-options.js';
@@ -42,6 +43,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerOperatorActionCommands(program, runs, remote);
   registerMigrateCommand(runs, remote);
   registerForkCommands(runs, remote);
+  registerRetentionCommands(program, runs, remote);
   registerFlowCommands(program, remote);
   registerDeadLetterCommands(program, remote);
   registerSecretCommands(program, remote);
@@ -196,6 +198,7 @@ function registerRunCommands(program: Command, remote: () => RemoteOptions): Com
       'with --wait: stop waiting after this long (exit 1); the run goes on',
       duration,
     )
+    .option('--attr <name=value>', 'a search attribute of the run (repeat for more)', collect, [])
     .action((name, o) =>
       startCommand(
         name,
@@ -204,6 +207,7 @@ function registerRunCommands(program: Command, remote: () => RemoteOptions): Com
         remote(),
         o.idempotencyKey,
         o.wait ? (o.timeout !== undefined ? { timeoutMs: o.timeout } : {}) : undefined,
+        o.attr,
       ),
     );
   const runs = program.command('runs').description('list and inspect runs');
@@ -219,6 +223,7 @@ function registerRunCommands(program: Command, remote: () => RemoteOptions): Com
     .option('--idempotency-key <key>', 'only the run started with this idempotency key')
     .option('--limit <n>', 'runs per page', positiveInt, 20)
     .option('--cursor <cursor>', 'continue from a previous page')
+    .option('--attr <name=value>', 'only runs with this search attribute (customer=42)')
     .action((o) => listRunsCommand(o, remote()));
   runs
     .command('show')

@@ -24,6 +24,7 @@ import type {
   ReportResult,
   Run,
   RunStatus,
+  RunSummary,
   RunWithTasks,
   SignalResult,
 } from './types.js';
@@ -63,7 +64,13 @@ export class WeftClient extends ApiClient {
   startRun(
     definition: string,
     input: Json = {},
-    options: { version?: number; idempotencyKey?: string; onDuplicate?: 'return' | 'error' } = {},
+    options: {
+      version?: number;
+      idempotencyKey?: string;
+      onDuplicate?: 'return' | 'error';
+      /** Search attributes: names to text, numbers or booleans, that lists filter on (`attr`). */
+      attributes?: Record<string, string | number | boolean>;
+    } = {},
   ): Promise<Run & { created: boolean }> {
     return this.call('POST', '/v1/runs', {
       definition,
@@ -71,6 +78,7 @@ export class WeftClient extends ApiClient {
       ...(options.version ? { version: options.version } : {}),
       ...(options.idempotencyKey ? { idempotency_key: options.idempotencyKey } : {}),
       ...(options.onDuplicate ? { on_duplicate: options.onDuplicate } : {}),
+      ...(options.attributes ? { attributes: options.attributes } : {}),
     });
   }
 
@@ -198,9 +206,15 @@ export class WeftClient extends ApiClient {
     return this.call('GET', `/v1/runs/${encodeURIComponent(id)}`);
   }
 
+  /** A page of runs, newest first, as summaries; `include` adds their input and output. */
   listRuns(
-    filter: RunListFilter & { status?: RunStatus; cursor?: string; limit?: number } = {},
-  ): Promise<{ items: Run[]; next_cursor: string | null }> {
+    filter: RunListFilter & {
+      status?: RunStatus;
+      cursor?: string;
+      limit?: number;
+      include?: ('input' | 'output')[];
+    } = {},
+  ): Promise<{ items: RunSummary[]; next_cursor: string | null }> {
     return this.call('GET', `/v1/runs${query(filter)}`);
   }
 

@@ -40,4 +40,6 @@ export interface RunListFilter {
   /** A run id, or its first characters. */
   run_id?: string;
   idempotency_key?: string;
+  /** Only runs with this search attribute: `name:value` (`customer:42` matches 42 and "42"). */
+  attr?: string;
 }

@@ -39,6 +39,8 @@ export interface Run {
    * completed, failed for good, and running.
    */
   progress: RunProgressCounts;
+  /** Search attributes, in reads of runs (`getRun`, `listRuns`). */
+  attributes?: Record<string, string | number | boolean>;
   /** The attempt that started this run, for runs started by `sub_workflow` or `start_workflow` nodes. */
   parent?: { run_id: string; node_id: string; iteration: string; attempt: number; detached: boolean } | null;
 }
@@ -50,6 +52,11 @@ export interface RunProgressCounts {
   failed: number;
   running: number;
 }
+/**
+ * A run as a list gives it: a summary, with `input` and `output` only when the list asked for them
+ * (`include`).
+ */
+export type RunSummary = Omit<Run, 'input' | 'output'> & Partial<Pick<Run, 'input' | 'output'>>;
 
 /** One attempt of one node of a run. */
 export interface Task {
@@ -75,6 +82,11 @@ export interface Task {
 /** A run with all its task attempts. */
 export interface RunWithTasks extends Run {
   tasks: Task[];
+  /** Set when retention deleted the run and it was read back from its archive document. */
+  archived?: boolean;
+  archived_at?: string;
+  /** The run's history, in an archived run (a live run's is at `/v1/runs/{id}/history`). */
+  history?: HistoryEvent[];
 }
 
 /** One event in a run's history. */

@@ -1,4 +1,5 @@
 /** Weft's core: definitions (parsing, validation), expressions, and the decider. Pure: no I/O. */
+export * from './attributes.js';
 export * from './decider/actions.js';
 export * from './decider/backoff.js';
 export * from './decider/decide.js';

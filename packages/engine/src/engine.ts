@@ -20,6 +20,7 @@ import { HumanTaskService } from './services/human-tasks.js';
 import { LimitService } from './services/limit-service.js';
 import { OperatorActionService } from './services/operator-actions.js';
 import { RunMoveService } from './services/run-moves.js';
+import { RetentionService } from './services/retention.js';
 import { RunService } from './services/runs.js';
 import { ScheduleService } from './services/schedules.js';
 import { SignalService } from './services/signals.js';
@@ -56,6 +57,8 @@ export class Engine {
   /** Lines handlers write to their attempts, kept with the run. */
   readonly logs: TaskLogService;
   readonly sweeper: Sweeper;
+  /** Retention: policies, purges of finished runs, and archived runs. */
+  readonly retention: RetentionService;
   /** Sends queued tasks left without a message again (write-then-enqueue dispatchers only). */
   readonly redispatcher: Redispatcher;
   /** The engine's parts, for Weft's own packages (the server, the embedded engine). */
@@ -98,6 +101,7 @@ export class Engine {
     this.events = new EventService(ctx);
     this.schedules = new ScheduleService(ctx, this.runs);
     this.sweeper = new Sweeper(ctx);
+    this.retention = new RetentionService(ctx);
     ctx.definitions.onLimitsChanged = (namespace) => this.limits.changed(namespace);
     ctx.wakeups.on('limits', () => {
       ctx.limits.refresh().catch((e) => ctx.logger.warn({ error: String(e) }, 'could not reload limits'));

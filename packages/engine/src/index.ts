@@ -73,6 +73,12 @@ export {
   type MoveVerdict,
   type RunMoveService,
 } from './services/run-moves.js';
+  archiveKey,
+  PURGE_COUNT_CAP,
+  type PurgeRequest,
+  type RetentionRequest,
+  type RetentionService,
+} from './services/retention.js';
 export type { RunService } from './services/runs.js';
 export type { ScheduleRequest, ScheduleService } from './services/schedules.js';
 export {
@@ -97,6 +103,7 @@ export * from './store/records.js';
 export * from './store/repair-records.js';
 export * from './store/report-refusals.js';
 export * from './store/run-progress.js';
+export * from './store/retention-records.js';
 export * from './store/schedule-records.js';
 export * from './store/store.js';
 export * from './store/workload-records.js';

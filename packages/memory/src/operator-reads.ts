@@ -23,6 +23,10 @@ function matches(op: Op, r: RunRow, f: Omit<RunFilter, 'cursor' | 'limit'>): boo
     const range = runIdRange(f.runId);
     if (!range || r.id < range.from || r.id > range.to) return false;
   }
+  if (f.attribute !== undefined) {
+    const value = (JSON.parse(r.attributes) as Record<string, unknown>)[f.attribute.key];
+    if (value === undefined || String(value) !== f.attribute.value) return false;
+  }
   if (f.idempotencyKey !== undefined) {
     if (op.s.idempotencyKeys.get(key(f.namespace, f.idempotencyKey))?.runId !== r.id) return false;
   }
@@ -50,7 +54,15 @@ export function listRuns(op: Op, filter: RunFilter): Page<RunRecord> {
     )
     .sort(compare)
     .slice(0, filter.limit + 1);
-  const items = rows.slice(0, filter.limit).map(runRecord);
+  const wanted = new Set(filter.include ?? []);
+  const items = rows
+    .slice(0, filter.limit)
+    .map(runRecord)
+    .map((r) => ({
+      ...r,
+      input: wanted.has('input') ? r.input : null,
+      output: wanted.has('output') ? r.output : null,
+    }));
   return { items, next: rows.length > filter.limit ? items[items.length - 1]!.id : null };
 }
 

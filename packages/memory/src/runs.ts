@@ -1,5 +1,6 @@
 import { type Definition, WeftError } from '@weft/core';
 import {
+  type AttributeRow,
   type DefinitionRecord,
   type IdempotentRun,
   type LockedRun,
@@ -64,6 +65,7 @@ function newRunRow(op: Op, r: NewRun): RunRow {
     output: null,
     error: null,
     vars: '{}',
+    attributes: JSON.stringify(r.attributes ?? {}),
     sinksDone: 0,
     createdAt: op.tx.now,
     finishedAt: null,
@@ -193,4 +195,14 @@ export function quotaUsage(
 export function checkCursor(cursor: string | undefined, pattern: RegExp): void {
   if (cursor !== undefined && !pattern.test(cursor))
     throw new WeftError('bad_cursor', `cursor ${JSON.stringify(cursor)} is not one this API gave out`);
+}
+
+/** Sets search attributes of runs the transaction has locked: each replaces the run's attribute of its name. */
+export function setAttributes(op: Op, rows: readonly AttributeRow[]): void {
+  for (const r of rows) {
+    const row = op.s.runs.get(r.runId);
+    if (!row) continue;
+    const attributes = JSON.stringify({ ...(JSON.parse(row.attributes) as object), ...r.values });
+    op.s.runs.set(op.tx.journal, r.runId, { ...row, attributes });
+  }
 }

@@ -58,6 +58,8 @@ export interface RunRow {
   readonly output: JsonText;
   readonly error: JsonText;
   readonly vars: string;
+  /** Search attributes, as JSON text of an object. */
+  readonly attributes: string;
   readonly sinksDone: number;
   readonly createdAt: Date;
   readonly finishedAt: Date | null;

@@ -11,7 +11,7 @@ import {
 import { closeHumanTasks, insertHumanTasks } from './human.js';
 import { insertOutbox } from './outbox.js';
 import { enqueueTasks } from './queue.js';
-import { updateRuns } from './runs.js';
+import { setAttributes, updateRuns } from './runs.js';
 import { cancelOpenWork, insertTasks, stopChildren, updateTasks } from './tasks.js';
 
 /**
@@ -37,6 +37,7 @@ export function applyWriteSet(
   writeMailboxes(op, w.mailboxes);
   insertHumanTasks(op, w.humanTasks);
   closeHumanTasks(op, w.humanTaskCloses);
+  setAttributes(op, w.attributes);
   insertOutbox(op, w.outbox);
   return {
     absorbed: absorbed.map((r) => ({

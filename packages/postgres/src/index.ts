@@ -4,6 +4,7 @@ export * from './db.js';
 export * from './embedded.js';
 export * from './migrate.js';
 export * from './missing-package.js';
+export * from './pg-retention.js';
 export * from './pg-secret-store.js';
 export * from './pg-store.js';
 export * from './pg-task-log-store.js';

@@ -64,6 +64,7 @@ import * as workers from './ops/workers.js';
 import { workload } from './ops/workload.js';
 import { applyWriteSet } from './ops/write-set.js';
 import { listTasks } from './ops/write-tasks.js';
+import { PgRetention } from './pg-retention.js';
 
 const RETRYABLE = new Set(['40001', '40P01']);
 const CHANNEL = 'weft_wakeup';
@@ -75,7 +76,12 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
   /** Transactions retried after a deadlock or serialisation failure, by error code. */
   readonly retries: Record<string, number> = {};
 
-  constructor(readonly sql: Sql) {}
+  /** Retention: policies, and purges of finished runs. */
+  readonly retention: PgRetention;
+
+  constructor(readonly sql: Sql) {
+    this.retention = new PgRetention(sql);
+  }
 
   /**
    * Runs `fn` in a READ COMMITTED transaction: each statement sees what committed before it started,

@@ -43,6 +43,13 @@ beforeAll(async () => {
     )
     INSERT INTO weft.idempotency_keys (namespace, key, run_id, definition_name)
     SELECT 'default', 'key-' || (input->>'n'), id, definition_name FROM r WHERE (input->>'n')::int % 10 = 0`;
+  // Search attributes: a customer holds a handful of runs (rare), one run in ten is a gold customer's.
+  await db.sql`
+    INSERT INTO weft.run_attributes (run_id, namespace, key, value)
+    SELECT id, 'default', 'customer', to_jsonb((input->>'n')::int % 1000) FROM weft.runs
+    UNION ALL
+    SELECT id, 'default', 'tier', to_jsonb('gold'::text) FROM weft.runs WHERE (input->>'n')::int % 10 = 3`;
+  await db.sql`ANALYZE weft.run_attributes`;
   await db.sql`ANALYZE weft.runs`;
   await db.sql`ANALYZE weft.idempotency_keys`;
 }, 120_000);
@@ -86,6 +93,12 @@ describe('the runs list on a table of many runs', () => {
     ['failed, started before 15 days ago', { status: 'failed', startedBefore: at(15) }],
     ['run id prefix', { runId: '0' }],
     ['idempotency key', { idempotencyKey: 'key-10000' }],
+    ['a rare search attribute', { attribute: { key: 'customer', value: '42' } }],
+    ['a common search attribute', { attribute: { key: 'tier', value: 'gold' } }],
+    [
+      'a common search attribute and a status',
+      { attribute: { key: 'tier', value: 'gold' }, status: 'failed' },
+    ],
   ];
 
   it.each(cases)('first page, %s: reads about a page, not the table', async (_name, filter) => {

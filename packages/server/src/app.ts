@@ -23,6 +23,7 @@ import { keyRoutes } from './routes/keys.js';
 import { limitRoutes } from './routes/limits.js';
 import { operatorActionRoutes } from './routes/operator-actions.js';
 import { operatorReadRoutes } from './routes/operator-reads.js';
+import { retentionRoutes } from './routes/retention.js';
 import { runListRoutes } from './routes/run-list.js';
 import { runMoveRoutes } from './routes/run-moves.js';
 import { runRoutes } from './routes/runs.js';
@@ -134,6 +135,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     scheduleRoutes(api, options.engine);
     sweeperRoutes(api, options.engine);
     sweeperRepairRoutes(api, options.engine);
+    retentionRoutes(api, options.engine);
     taskDispatchRoutes(api, options.engine, options.dispatch ?? { kind: 'table' }, sightings);
     deadLetterRoutes(api, options.engine);
     keyRoutes(api, options.auth.keys);

@@ -5,11 +5,14 @@ import { namespaceOf } from './namespace.js';
 
 /**
  * Every route on one run (`/v1/runs/:id/...`: reads, history, live events, operator actions) answers 404
- * for a run of another namespace than the request's, before the route does anything.
+ * for a run of another namespace than the request's, before the route does anything. `GET /v1/runs/:id`
+ * checks it itself, for archived runs too.
  */
 export function scopeRunRoutes(app: FastifyInstance, engine: Engine): void {
   app.addHook('preHandler', async (request) => {
     if (!request.routeOptions.url?.startsWith('/v1/runs/:id')) return;
+    // Reading a run checks the namespace itself: a run deleted by retention is read from its archive.
+    if (request.routeOptions.url === '/v1/runs/:id' && request.method === 'GET') return;
     const id = (request.params as { id?: string }).id;
     if (id === undefined || !isUuid(id)) return; // the route answers that one itself
     await engine.runs.get(id, namespaceOf(request));

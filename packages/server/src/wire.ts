@@ -24,6 +24,7 @@ export function runJson(run: RunRecord) {
     created_at: run.createdAt.toISOString(),
     finished_at: run.finishedAt?.toISOString() ?? null,
     progress: progressJson(run.progress ?? NO_PROGRESS),
+    ...(run.attributes !== undefined ? { attributes: run.attributes ?? {} } : {}),
     parent: run.parent
       ? {
           run_id: run.parent.runId,

@@ -17,6 +17,7 @@ const filter = {
   started_after: '2026-01-01T00:00:00Z',
   run_id: '0190',
   idempotency_key: 'k',
+  attr: 'customer:42',
 } as const;
 
 /** Drains a live stream's first request, then stops it. */
@@ -35,13 +36,19 @@ export const clientCalls: Record<string, (c: WeftClient) => Promise<unknown>> = 
   listDefinitions: (c) => c.listDefinitions(),
   getDefinition: (c) => c.getDefinition('order'),
   getDefinitionVersion: (c) => c.getDefinitionVersion('order', 2),
-  startRun: (c) => c.startRun('order', { n: 1 }, { version: 2, idempotencyKey: 'k', onDuplicate: 'error' }),
+  startRun: (c) =>
+    c.startRun(
+      'order',
+      { n: 1 },
+      { version: 2, idempotencyKey: 'k', onDuplicate: 'error', attributes: { customer: 42 } },
+    ),
   startAndWait: (c) =>
     c.startAndWait('order', { n: 1 }, { version: 2, idempotencyKey: 'k', timeoutMs: 5000 }),
   result: (c) => c.result(run, { timeoutMs: 5000 }),
   startRuns: (c) => c.startRuns('order', [{ n: 1 }, { n: 2 }], { version: 2 }),
   getRun: (c) => c.getRun(run),
-  listRuns: (c) => c.listRuns({ ...filter, status: 'running', cursor: 'abc', limit: 10 }),
+  listRuns: (c) =>
+    c.listRuns({ ...filter, status: 'running', cursor: 'abc', limit: 10, include: ['input', 'output'] }),
   countRuns: (c) => c.countRuns(filter),
   listNamespaces: (c) => c.listNamespaces(),
   listWorkers: (c) => c.listWorkers(60_000),

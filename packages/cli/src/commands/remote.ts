@@ -89,10 +89,13 @@ export async function startCommand(
   o: RemoteOptions,
   idempotencyKey?: string,
   wait?: StartWait,
+  attrs: readonly string[] = [],
 ): Promise<void> {
   const parsed: Json = input === undefined ? {} : jsonOption('--input', input);
+  const attributes = attributesOf(attrs);
   await withClient(o, async (c) => {
     const run = await c.startRun(name, parsed, {
+      ...(attrs.length ? { attributes } : {}),
       ...(version ? { version } : {}),
       ...(idempotencyKey ? { idempotencyKey } : {}),
     });
@@ -106,6 +109,20 @@ export async function startCommand(
     note(said);
     await waitAndPrint(c, run.id, wait);
   });
+}
+
+/** `name=value` pairs of `--attr`: a number or `true`/`false` stays one, anything else is text. */
+export function attributesOf(attrs: readonly string[]): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const attr of attrs) {
+    const at = attr.indexOf('=');
+    if (at < 1) throw new UsageError(`--attr ${JSON.stringify(attr)} must be name=value, such as customer=42`);
+    const text = attr.slice(at + 1);
+    const n = Number(text);
+    out[attr.slice(0, at)] =
+      text === 'true' ? true : text === 'false' ? false : text.trim() !== '' && Number.isFinite(n) ? n : text;
+  }
+  return out;
 }
 
 async function waitAndPrint(c: WeftClient, id: string, wait: StartWait): Promise<void> {

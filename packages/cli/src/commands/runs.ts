@@ -1,4 +1,5 @@
 import type { RunListFilter, RunStatus, RunWithTasks, Task } from '@weft/client';
+import { UsageError } from '../errors.js';
 import { brief, color, elapsed, print, status, table } from '../output.js';
 import { type RemoteOptions, withClient } from './remote.js';
 
@@ -11,6 +12,8 @@ export interface RunListOptions {
   readonly startedAfter?: string;
   readonly runId?: string;
   readonly idempotencyKey?: string;
+  /** A search attribute, `name=value`. */
+  readonly attr?: string;
   readonly limit?: number;
   readonly cursor?: string;
 }
@@ -27,9 +30,16 @@ function filterOf(
     ...(o.startedAfter ? { started_after: o.startedAfter } : {}),
     ...(o.runId ? { run_id: o.runId } : {}),
     ...(o.idempotencyKey ? { idempotency_key: o.idempotencyKey } : {}),
+    ...(o.attr !== undefined ? { attr: attributeFilter(o.attr) } : {}),
     ...(o.limit ? { limit: o.limit } : {}),
     ...(o.cursor ? { cursor: o.cursor } : {}),
   };
+}
+
+/** `--attr name=value` as the API's `attr=name:value`; a value without a name is a usage error. */
+function attributeFilter(attr: string): string {
+  if (attr.indexOf('=') < 1) throw new UsageError(`--attr ${JSON.stringify(attr)} must be name=value, such as customer=42`);
+  return attr.replace('=', ':');
 }
 
 /** `weft runs list`: a page of runs, newest first (`--json`: the page as the API answers it). */
@@ -96,6 +106,7 @@ function runText(run: RunWithTasks, full: boolean): string[] {
     `${color.bold('run')}        ${run.id}`,
     `${color.bold('definition')} ${run.definition} v${run.version}`,
   ];
+  if (run.archived) lines.push(`${color.bold('archived')}   ${run.archived_at} (read from the archive)`);
   if (run.parent)
     lines.push(
       `${color.bold('parent')}     run ${run.parent.run_id}, node ${run.parent.node_id} attempt ${run.parent.attempt}${run.parent.detached ? ' (detached)' : ''}`,

@@ -11,6 +11,7 @@ import type {
   OutboxBacklog,
   Page,
   Run,
+  RunSummary,
   RunWithTasks,
   Schedule,
   Worker,
@@ -25,6 +26,8 @@ export interface RunFilters {
   started_before?: string;
   run_id?: string;
   idempotency_key?: string;
+  /** A search attribute, `name:value`. */
+  attr?: string;
 }
 
 const enc = encodeURIComponent;
@@ -33,7 +36,7 @@ const enc = encodeURIComponent;
 export const api = {
   namespaces: () => get<{ items: string[] }>('/v1/namespaces'),
   runs: (filters: RunFilters, cursor?: string, limit = 50) =>
-    get<Page<Run>>('/v1/runs', { ...filters, cursor, limit }),
+    get<Page<RunSummary>>('/v1/runs', { ...filters, cursor, limit }),
   countRuns: (filters: RunFilters) =>
     get<{ count: number; capped: boolean }>('/v1/runs/count', { ...filters }),
   bulk: (body: {

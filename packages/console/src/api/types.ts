@@ -37,6 +37,9 @@ export interface Run {
   parent: { run_id: string; node_id: string; iteration: string; attempt: number; detached: boolean } | null;
 }
 
+/** A run as `GET /v1/runs` lists it: without its input and output. */
+export type RunSummary = Omit<Run, 'input' | 'output'>;
+
 export interface Task {
   id: string;
   node_id: string;

@@ -12,6 +12,7 @@ export const FILTER_FIELDS = [
   'started_before',
   'run_id',
   'idempotency_key',
+  'attr',
 ] as const;
 
 /** A local date-time input's value as an ISO time, or undefined when empty. */
@@ -79,6 +80,15 @@ export function RunsFilters(props: { value: RunFilters; onApply: (filters: RunFi
           spellCheck={false}
           value={draft.idempotency_key ?? ''}
           onChange={(e) => set('idempotency_key', e.target.value)}
+        />
+      </label>
+      <label>
+        Attribute
+        <input
+          placeholder="name:value, such as customer:42"
+          spellCheck={false}
+          value={draft.attr ?? ''}
+          onChange={(e) => set('attr', e.target.value)}
         />
       </label>
       <div className="filter-actions">

@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api, type RunFilters } from '../api/endpoints.js';
-import type { Run } from '../api/types.js';
+import type { RunSummary } from '../api/types.js';
 import { ErrorNote } from '../components/error-note.js';
 import { StatusBadge } from '../components/status-badge.js';
 import { formatDuration, formatTime, shortId } from '../lib/format.js';
@@ -82,7 +82,7 @@ export function RunsPage() {
   );
 }
 
-function RunsTable(props: { runs: Run[] | undefined }) {
+function RunsTable(props: { runs: RunSummary[] | undefined }) {
   return (
     <table className="grid">
       <caption className="visually-hidden">Runs, newest first; statuses update every two seconds</caption>

@@ -1,3 +1,4 @@
+import type { RunAttributes } from '../attributes.js';
 import type { Json, JsonObject } from '../json.js';
 import type { Effect } from './effects.js';
 import type { RunEvent, TimerPurpose } from './events.js';
@@ -100,6 +101,8 @@ export type Action =
   | { readonly kind: 'put_mailbox'; readonly mailbox: Mailbox }
   /** Set run variables (merged into the existing ones). */
   | { readonly kind: 'set_vars'; readonly values: JsonObject }
+  /** Set search attributes of the run (each replaces the one of its name). */
+  | { readonly kind: 'set_attributes'; readonly values: RunAttributes }
   /** Put a human node's attempt in its namespace's inbox (the attempt itself is created just before). */
   | ({ readonly kind: 'open_human_task' } & HumanTaskSpec & TaskIdentity)
   /** Take a human task out of the inbox because it ended without an answer. */
@@ -179,6 +182,7 @@ export function applyAction(tasks: Map<string, TaskState | null>, run: RunView, 
       return { ...run, status: action.status };
     case 'set_vars':
       return { ...run, vars: { ...run.vars, ...action.values } };
+    case 'set_attributes':
     case 'put_mailbox':
     case 'set_timer':
     case 'record':

@@ -149,6 +149,10 @@ const kinds: Record<string, [Record<string, object>, string[]]> = {
     {
       value: mapping("the node's output"),
       vars: { type: 'object', description: 'run variables to set, each a mapping' },
+      attributes: {
+        type: 'object',
+        description: 'search attributes to set on the run, each a mapping to text, a number or a boolean',
+      },
     },
     ['value'],
   ],

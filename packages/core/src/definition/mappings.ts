@@ -45,7 +45,11 @@ export function nodeMappings(node: NodeDef): NodeMapping[] {
     case 'map':
       return [...before('items', node.items), ...body('body.output', node.body.output)];
     case 'transform':
-      return [...before('value', node.value), ...before('vars', node.vars)];
+      return [
+        ...before('value', node.value),
+        ...before('vars', node.vars),
+        ...before('attributes', node.attributes),
+      ];
     case 'terminate':
       return [...before('output', node.output), ...before('reason', node.reason)];
     case 'sub_workflow':

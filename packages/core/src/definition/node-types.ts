@@ -142,6 +142,8 @@ export interface TransformNode extends NodeCommon {
   readonly value: MappingSource;
   /** Mapping to an object whose fields are set as run variables. */
   readonly vars: MappingSource | null;
+  /** Mapping to an object of search attributes to set on the run (text, number or boolean values). */
+  readonly attributes: MappingSource | null;
 }
 
 /** Ends the run at once, completed with an output or failed with a reason. */

@@ -160,9 +160,15 @@ function readTransform(r: MapReader, common: NodeCommon): TransformNode | undefi
   const vars = r.json('vars');
   if (vars !== undefined && (vars === null || typeof vars !== 'object' || Array.isArray(vars)))
     r.problem('must be a map of variable names to expressions', r.lineOf('vars'), 'vars');
-  r.done('a transform node (expected id, kind, description, join, value, vars)');
+  const attributes = r.json('attributes');
+  if (
+    attributes !== undefined &&
+    (attributes === null || typeof attributes !== 'object' || Array.isArray(attributes))
+  )
+    r.problem('must be a map of attribute names to expressions', r.lineOf('attributes'), 'attributes');
+  r.done('a transform node (expected id, kind, description, join, value, vars, attributes)');
   if (value === undefined) return undefined;
-  return { ...common, kind: 'transform', value, vars: vars ?? null };
+  return { ...common, kind: 'transform', value, vars: vars ?? null, attributes: attributes ?? null };
 }
 
 function readTerminate(r: MapReader, common: NodeCommon): TerminateNode | undefined {

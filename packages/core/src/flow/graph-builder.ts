@@ -105,9 +105,17 @@ export class GraphBuilder {
   }
 
   /** Computes a value with a mapping, and optionally sets run variables. */
-  transform(id: string, options: NodeOptions & { readonly value: Mapping; readonly vars?: Mapping }): this {
+  transform(
+    id: string,
+    options: NodeOptions & {
+      readonly value: Mapping;
+      readonly vars?: Mapping;
+      readonly attributes?: Mapping;
+    },
+  ): this {
     const node: Doc = { id, kind: 'transform', value: options.value };
     if (options.vars !== undefined) node.vars = options.vars;
+    if (options.attributes !== undefined) node.attributes = options.attributes;
     return this.add(node, options);
   }
 

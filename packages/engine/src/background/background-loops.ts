@@ -1,4 +1,5 @@
 import { Relay, type RelayDeps } from '../outbox/relay.js';
+import type { RetentionService } from '../services/retention.js';
 import type { ScheduleService } from '../services/schedules.js';
 import type { Clock } from '../support/clock.js';
 import type { EngineConfig } from '../support/config.js';
@@ -19,11 +20,12 @@ export interface BackgroundLoopServices {
   readonly schedules: Pick<ScheduleService, 'round'>;
   readonly sweeper: Pick<Sweeper, 'round'>;
   readonly redispatcher: Pick<Redispatcher, 'round'>;
+  readonly retention: Pick<RetentionService, 'round'>;
 }
 
 /**
  * An engine's background loops, each on its own poll interval: the decider, the timer loop, the lease
- * reaper, the schedule loop, the stuck-run sweeper, the repair of dispatch and the outbox relay. The
+ * reaper, the schedule loop, the stuck-run sweeper, the repair of dispatch, retention and the outbox relay. The
  * decider, the timer loop and the relay also run when a wake-up of their kind arrives.
  */
 export class BackgroundLoops {
@@ -56,6 +58,7 @@ export class BackgroundLoops {
         config.sweepPollMs,
       ),
       loop('redispatch', () => services.redispatcher.round(), config.redispatchPollMs),
+      loop('retention', () => services.retention.round(), config.retentionPollMs),
       relayLoop,
     ];
     this.relay = new Relay(ctx, () => relayLoop.wake());

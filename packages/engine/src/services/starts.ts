@@ -1,4 +1,4 @@
-import { checkSchema, WeftError, type Workflow } from '@weft/core';
+import { checkAttributes, checkSchema, type RunAttributes, WeftError, type Workflow } from '@weft/core';
 import type { Evaluator } from '../decisions/evaluator.js';
 import type { PassRunner } from '../decisions/pass-runner.js';
 import type { Extensions } from '../extensions/extensions.js';
@@ -124,6 +124,7 @@ async function checkStarts(
           definitionVersion: record.version,
           input,
           ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
+          ...(request.attributes !== undefined ? { attributes: attributesOf(request.attributes) } : {}),
         },
       });
     } catch (error) {
@@ -299,4 +300,11 @@ async function answerDuplicates(
       results[w.index] = { ok: false, error };
     }
   }
+}
+
+/** Search attributes of a start, checked where they enter; a bad one fails this start alone with a 400. */
+function attributesOf(value: unknown): RunAttributes {
+  const checked = checkAttributes(value);
+  if (!checked.ok) throw new WeftError('bad_attributes', checked.error, 400);
+  return checked.value;
 }

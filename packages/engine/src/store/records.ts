@@ -4,6 +4,7 @@ import type {
   Json,
   JsonObject,
   Mailbox,
+  RunAttributes,
   RunError,
   RunEvent,
   RunStatus,
@@ -46,6 +47,8 @@ export interface RunRecord {
   readonly parent?: RunParent | null;
   /** Its steps known, completed, failed and running (see RunProgress). */
   readonly progress?: RunProgress;
+  /** Search attributes, read by the API's reads (`getRun`, `listRuns`), not by decisions. */
+  readonly attributes?: RunAttributes;
 }
 
 /** Which attempt of which node started a run. A `detached` run (fire and forget) does not report back. */
@@ -235,6 +238,8 @@ export interface StartRequest {
    */
   readonly idempotencyKey?: string;
   readonly onDuplicate?: 'return' | 'error';
+  /** Search attributes of the run (checked with `checkAttributes`). */
+  readonly attributes?: RunAttributes;
   /** Who asked (an API key's name): recorded in the run's history with its start. */
   readonly by?: string;
 }
@@ -352,6 +357,15 @@ export interface WriteSet {
     readonly reason: string;
     readonly mode: 'cancel' | 'terminate';
   }[];
+  /** Search attributes set on runs (each replaces the run's attribute of its name). */
+  readonly attributes: AttributeRow[];
+}
+
+/** Search attributes to set on a run. */
+export interface AttributeRow {
+  readonly runId: string;
+  readonly namespace: string;
+  readonly values: RunAttributes;
 }
 
 /** An empty write set. */
@@ -372,5 +386,6 @@ export function emptyWriteSet(): WriteSet {
     humanTaskCloses: [],
     outbox: [],
     stopChildren: [],
+    attributes: [],
   };
 }

@@ -1,4 +1,4 @@
-import type { Definition, Json, Mailbox, RunEvent, RunStatus, TaskState } from '@weft/core';
+import type { Definition, Json, Mailbox, RunAttributes, RunEvent, RunStatus, TaskState } from '@weft/core';
 import type { ForkLinks, RunFork } from './fork-records.js';
 import type { HumanTaskRecord, InboxFilter } from './human-records.js';
 import type { LimitRecord, LimitUsage } from './limit-records.js';
@@ -25,6 +25,7 @@ import type {
   WriteSet,
 } from './records.js';
 import type { RepairCheck, RepairFilter, RepairRecord, RepairRow } from './repair-records.js';
+import type { RetentionStore } from './retention-records.js';
 import type { ScheduleFire, ScheduleRecord, ScheduleSpec } from './schedule-records.js';
 import type { WorkloadSnapshot } from './workload-records.js';
 
@@ -71,6 +72,8 @@ export interface NewRun {
   readonly parent?: RunParent;
   /** The idempotency key of a start by a node: one run per key (see `childStartKey`). */
   readonly startKey?: string;
+  /** Search attributes given at start. */
+  readonly attributes?: RunAttributes;
 }
 
 /** An idempotency key and the run it started. */
@@ -101,6 +104,13 @@ export interface RunFilter {
   readonly runId?: string;
   /** Only the run started with this idempotency key. */
   readonly idempotencyKey?: string;
+  /** Only runs with this search attribute, matched as text (`42` matches 42 and "42"). */
+  readonly attribute?: { readonly key: string; readonly value: string };
+  /**
+   * The payloads to read with each run. A list is a page of summaries: fields left out are null, and are
+   * never read from the table (nor from the blob store), so a page costs the same whatever the runs carry.
+   */
+  readonly include?: readonly RunPayloadField[];
   /**
    * Opaque cursor from the previous page. Runs come newest first: by id (ids are time-ordered), or, with
    * a start-time filter, by start time then id, so that the time range is read from an index.
@@ -108,6 +118,9 @@ export interface RunFilter {
   readonly cursor?: string;
   readonly limit: number;
 }
+
+/** A run's payload fields a list may read (`RunFilter.include`). */
+export type RunPayloadField = 'input' | 'output';
 
 /** A page of results and the cursor of the next page (null on the last page). */
 export interface Page<T> {
@@ -150,6 +163,8 @@ export interface ExpiredTask {
  */
 export interface Store {
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** Optional capability: deleting finished runs (retention). A store without it keeps runs forever. */
+  readonly retention?: RetentionStore;
 
   // Definitions (immutable once stored).
   getDefinitionById(id: string): Promise<DefinitionRecord | null>;

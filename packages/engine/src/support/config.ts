@@ -49,6 +49,10 @@ export interface EngineConfig {
    */
   readonly redispatchPollMs: number;
   readonly redispatchAfterMs: number;
+  /** Retention: how often the purge loop looks for finished runs past their policy's period. */
+  readonly retentionPollMs: number;
+  /** Runs deleted per purge transaction: small, so a purge never holds many locks or a long transaction. */
+  readonly purgeBatch: number;
 }
 
 /** Defaults: 90 s leases renewed every 30 s. */
@@ -78,4 +82,6 @@ export const DEFAULT_CONFIG: EngineConfig = {
   systemConcurrency: 16,
   redispatchPollMs: 5000,
   redispatchAfterMs: 30_000,
+  retentionPollMs: 60_000,
+  purgeBatch: 500,
 };

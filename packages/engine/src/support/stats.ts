@@ -30,4 +30,7 @@ export class EngineStats {
   statementsSent = 0;
   /** Where labelled measurements go (runs by definition, durations): set by whoever serves metrics. */
   meter: EngineMeter = silentMeter;
+  /** Finished runs deleted by retention (the loop or a purge by hand), and of those, archived first. */
+  runsPurged = 0;
+  runsArchived = 0;
 }

@@ -1,7 +1,23 @@
 import { WeftError } from '@weft/core';
 import { type Page, type RunFilter, type RunRecord, runIdRange } from '@weft/engine';
 import type { Db } from '../db.js';
-import { RUN_COLUMNS } from './runs.js';
+import { ATTRIBUTES_COLUMN, RUN_COLUMNS } from './runs.js';
+
+/**
+ * The columns of a listed run: a summary. Input and output are read only when asked for (`include`); left
+ * out, PostgreSQL never reads them (nor their TOAST; a run's vars are never listed), so a page costs the same whatever the runs carry.
+ */
+function listColumns(include: RunFilter['include']): string {
+  const wanted = new Set(include ?? []);
+  return `${ATTRIBUTES_COLUMN}, ${RUN_COLUMNS}`
+    .replace('r.vars,', "'{}'::jsonb AS vars,")
+    .replace(
+      'r.input, r.output,',
+      `${wanted.has('input') ? 'r.input' : 'NULL::jsonb AS input'}, ${
+        wanted.has('output') ? 'r.output' : 'NULL::jsonb AS output'
+      },`,
+    );
+}
 
 type Match = Omit<RunFilter, 'cursor' | 'limit'>;
 
@@ -29,6 +45,10 @@ function conditions(sql: Db, f: Match) {
   if (f.startedBefore) parts.push(sql`r.created_at < ${f.startedBefore.toISOString()}::timestamptz`);
   if (f.startedAfter) parts.push(sql`r.created_at >= ${f.startedAfter.toISOString()}::timestamptz`);
   if (range) parts.push(sql`r.id BETWEEN ${range.from}::uuid AND ${range.to}::uuid`);
+  // The attribute's runs come from index run_attributes_match, in run id order (decision 0157).
+  if (f.attribute !== undefined)
+    parts.push(sql`r.id IN (SELECT a.run_id FROM weft.run_attributes a WHERE a.namespace = ${f.namespace}
+                             AND a.key = ${f.attribute.key} AND a.value #>> '{}' = ${f.attribute.value})`);
   if (f.idempotencyKey !== undefined)
     parts.push(sql`r.id = (SELECT k.run_id FROM weft.idempotency_keys k
                             WHERE k.namespace = ${f.namespace} AND k.key = ${f.idempotencyKey})`);
@@ -47,6 +67,7 @@ export async function listRuns(sql: Db, filter: RunFilter): Promise<Page<RunReco
   const where = conditions(sql, filter);
   const byTime = filter.startedBefore !== undefined || filter.startedAfter !== undefined;
   const cursor = filter.cursor;
+  const columns = listColumns(filter.include);
   const after = !cursor
     ? sql``
     : byTime
@@ -54,10 +75,10 @@ export async function listRuns(sql: Db, filter: RunFilter): Promise<Page<RunReco
       : sql`AND r.id < ${cursor}::uuid`;
   const rows = byTime
     ? await sql<RunRecord[]>`
-        SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r WHERE ${where} ${after}
+        SELECT ${sql.unsafe(columns)} FROM weft.runs r WHERE ${where} ${after}
          ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit}::int`.execute()
     : await sql<RunRecord[]>`
-        SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r WHERE ${where} ${after}
+        SELECT ${sql.unsafe(columns)} FROM weft.runs r WHERE ${where} ${after}
          ORDER BY r.id DESC LIMIT ${limit}::int`.execute();
   const items = rows.slice(0, filter.limit);
   return { items, next: rows.length > filter.limit ? items[items.length - 1]!.id : null };

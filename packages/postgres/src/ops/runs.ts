@@ -11,6 +11,10 @@ export const RUN_COLUMNS = `r.id, r.namespace, r.definition_id::text, r.definiti
     'nodeId', r.parent_node_id, 'iteration', r.parent_iteration, 'attempt', r.parent_attempt,
     'detached', r.detached) END AS parent`;
 
+/** A run's search attributes as one object (null when it has none), for the API's reads. */
+export const ATTRIBUTES_COLUMN = `(SELECT jsonb_object_agg(a.key, a.value) FROM weft.run_attributes a
+  WHERE a.run_id = r.id) AS attributes`;
+
 /**
  * Inserts runs in status `running`; the inserting transaction holds their row locks until it commits.
  *
@@ -28,8 +32,9 @@ export async function insertRuns(sql: Db, runs: readonly NewRun[]): Promise<Lock
     WITH n AS (
       SELECT * FROM unnest(${runs.map((r) => r.id)}::uuid[], ${runs.map((r) => r.namespace)}::text[], ${runs.map((r) => r.definitionId)}::bigint[],
                   ${runs.map((r) => r.definitionName)}::text[], ${runs.map((r) => r.definitionVersion)}::int[],
-                  ${runs.map((r) => jsonText(r.input) ?? 'null')}::text[], ${runs.map((r) => r.idempotencyKey ?? null)}::text[])
-        WITH ORDINALITY AS n(id, namespace, definition_id, definition_name, definition_version, input, key, ord)
+                  ${runs.map((r) => jsonText(r.input) ?? 'null')}::text[], ${runs.map((r) => r.idempotencyKey ?? null)}::text[],
+                  ${runs.map((r) => jsonText(r.attributes))}::text[])
+        WITH ORDINALITY AS n(id, namespace, definition_id, definition_name, definition_version, input, key, attrs, ord)
     ), keyed AS (
       SELECT n.* FROM n
        WHERE n.key IS NULL
@@ -43,11 +48,17 @@ export async function insertRuns(sql: Db, runs: readonly NewRun[]): Promise<Lock
       SELECT k.* FROM (SELECT keyed.*, row_number() OVER (PARTITION BY keyed.namespace ORDER BY keyed.ord) AS place FROM keyed) k
         LEFT JOIN room q ON q.namespace = k.namespace
        WHERE q.free IS NULL OR k.place <= q.free
+    ), inserted AS (
+      INSERT INTO weft.runs AS r (id, namespace, definition_id, definition_name, definition_version, status, input)
+      SELECT id, namespace, definition_id, definition_name, definition_version, 'running', input::jsonb
+        FROM admitted ORDER BY ord
+      RETURNING ${sql.unsafe(RUN_COLUMNS)}, 0 AS last_seq, now() AS now
+    ), attributes AS (
+      -- Search attributes given at start, for the runs inserted (every admitted run is).
+      INSERT INTO weft.run_attributes (run_id, namespace, key, value)
+      SELECT a.id, a.namespace, e.key, e.value FROM admitted a, jsonb_each(a.attrs::jsonb) e WHERE a.attrs IS NOT NULL
     )
-    INSERT INTO weft.runs AS r (id, namespace, definition_id, definition_name, definition_version, status, input)
-    SELECT id, namespace, definition_id, definition_name, definition_version, 'running', input::jsonb
-      FROM admitted ORDER BY ord
-    RETURNING ${sql.unsafe(RUN_COLUMNS)}, 0 AS last_seq, now() AS now`.execute();
+    SELECT * FROM inserted`.execute();
 }
 
 /**
@@ -120,7 +131,7 @@ export async function updateRuns(sql: Db, rows: readonly RunUpdateRow[]): Promis
 export async function getRun(sql: Db, id: string): Promise<RunRecord | null> {
   const [row] = await sql<
     RunRecord[]
-  >`SELECT ${sql.unsafe(RUN_COLUMNS)} FROM weft.runs r WHERE r.id = ${id}::uuid`.execute();
+  >`SELECT ${sql.unsafe(RUN_COLUMNS)}, ${sql.unsafe(ATTRIBUTES_COLUMN)} FROM weft.runs r WHERE r.id = ${id}::uuid`.execute();
   return row ?? null;
 }
 

@@ -7,6 +7,7 @@ import { appendInbox, deleteInbox } from './inbox.js';
 import { writeMailboxes } from './mailboxes.js';
 import { insertOutbox } from './outbox.js';
 import { enqueueTasks } from './queue.js';
+import { setAttributes } from './run-attributes.js';
 import { updateRuns } from './runs.js';
 import { insertTimers } from './timers.js';
 import { cancelOpenWork, insertTasks, stopChildren, updateTasks } from './write-tasks.js';
@@ -34,6 +35,7 @@ export async function applyWriteSet(
     requestDecisions(sql, w.decisionRequests, 'deferred event'),
     writeMailboxes(sql, w.mailboxes),
     insertHumanTasks(sql, w.humanTasks),
+    setAttributes(sql, w.attributes),
     closeHumanTasks(sql, w.humanTaskCloses),
     // Last: the outbox rows tied to a task see this pass's task inserts (see insertOutbox).
     insertOutbox(sql, w.outbox),

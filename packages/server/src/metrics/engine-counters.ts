@@ -67,6 +67,16 @@ export function engineCounters(registry: Registry, engine: Engine): void {
     'Statements sent to PostgreSQL by the server (divided by steps: the statements a step costs).',
     () => stats.statementsSent,
   );
+  counter(
+    'weft_runs_purged_total',
+    'Finished runs deleted by retention (its loop or a purge by hand), with everything that belonged to them.',
+    () => stats.runsPurged,
+  );
+  counter(
+    'weft_runs_archived_total',
+    'Runs archived to the blob store before retention deleted them.',
+    () => stats.runsArchived,
+  );
   counter('weft_sweeper_rounds_total', 'Rounds of the stuck-run sweeper.', () => engine.sweeper.stats.rounds);
   counter(
     'weft_sweeper_runs_repaired_total',

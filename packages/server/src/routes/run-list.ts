@@ -1,5 +1,5 @@
 import { type RunStatus, WeftError } from '@weft/core';
-import { type Engine, type RunFilter, runIdRange } from '@weft/engine';
+import { type Engine, type RunFilter, type RunPayloadField, type RunRecord, runIdRange } from '@weft/engine';
 import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
@@ -28,6 +28,12 @@ const filterFields = {
   started_after: { type: 'string', minLength: 1, maxLength: 64 },
   run_id: { type: 'string', pattern: '^[0-9a-fA-F-]{1,36}$' },
   idempotency_key: { type: 'string', minLength: 1, maxLength: 500 },
+  attr: {
+    type: 'string',
+    pattern: '^[A-Za-z_][A-Za-z0-9_.-]{0,63}:',
+    maxLength: 321,
+    description: 'Only runs with this search attribute: `name:value` (`customer:42` matches 42 and "42")',
+  },
 };
 
 /** The filter fields as they arrive. */
@@ -39,6 +45,20 @@ export interface FilterQuery {
   started_after?: string;
   run_id?: string;
   idempotency_key?: string;
+  attr?: string;
+}
+
+/** `name:value`, split at the first colon (a value may hold colons). */
+function attributeOf(attr: string): { key: string; value: string } {
+  const at = attr.indexOf(':');
+  const value = attr.slice(at + 1);
+  if (value.length > 256)
+    throw new WeftError(
+      'bad_request',
+      'attr: the value is longer than 256 characters, so no run can have it',
+      400,
+    );
+  return { key: attr.slice(0, at), value };
 }
 
 /** Turns filter fields into a run filter (less its page), saying which field is wrong when one is. */
@@ -70,15 +90,36 @@ export function runFilterOf(namespace: string, q: FilterQuery): Omit<RunFilter, 
     ...(after ? { startedAfter: after } : {}),
     ...(q.run_id ? { runId: q.run_id } : {}),
     ...(q.idempotency_key ? { idempotencyKey: q.idempotency_key } : {}),
+    ...(q.attr ? { attribute: attributeOf(q.attr) } : {}),
+  };
+}
+
+/** The payloads `?include=` asks for, each once. */
+function includedPayloads(include: string | undefined): RunPayloadField[] {
+  return [
+    ...new Set(
+      (include ?? '').split(',').filter((f): f is RunPayloadField => f === 'input' || f === 'output'),
+    ),
+  ];
+}
+
+/** A listed run: the run without the payloads the list did not ask for. */
+function runSummaryJson(run: RunRecord, include: readonly RunPayloadField[]) {
+  const { input, output, ...summary } = runJson(run);
+  return {
+    ...summary,
+    ...(include.includes('input') ? { input } : {}),
+    ...(include.includes('output') ? { output } : {}),
   };
 }
 
 /**
- * Listing runs (`GET /v1/runs`: newest first, a page at a time) and counting them (`GET /v1/runs/count`:
+ * Listing runs (`GET /v1/runs`: summaries, newest first, a page at a time; `?include=input,output` adds
+ * payloads) and counting them (`GET /v1/runs/count`:
  * how many match, up to 100,000, for the preview of a bulk action).
  */
 export function runListRoutes(app: FastifyInstance, engine: Engine): void {
-  app.get<{ Querystring: FilterQuery & { cursor?: string; limit?: string } }>(
+  app.get<{ Querystring: FilterQuery & { cursor?: string; limit?: string; include?: string } }>(
     '/v1/runs',
     {
       config: { auth: 'read' },
@@ -90,6 +131,12 @@ export function runListRoutes(app: FastifyInstance, engine: Engine): void {
             ...filterFields,
             cursor: { type: 'string', maxLength: 64 },
             limit: { type: 'string', pattern: '^[0-9]{1,4}$' },
+            include: {
+              type: 'string',
+              pattern: '^(input|output)(,(input|output))?$',
+              description:
+                'Payloads to add to each run, comma-separated (`input`, `output`): a list answers summaries without them',
+            },
           },
         },
       },
@@ -105,16 +152,18 @@ export function runListRoutes(app: FastifyInstance, engine: Engine): void {
           `cursor ${JSON.stringify(cursor)} is not one this API gave out`,
           400,
         );
+      const include = includedPayloads(request.query.include);
       const filter: RunFilter = {
         ...runFilterOf(namespaceOf(request), request.query),
         limit,
+        include,
         ...(cursor ? { cursor } : {}),
       };
       const page = await engine.context.store.listRuns(filter);
       const items = await Promise.all(
-        page.items.map((r) => engine.context.payloads.resolveFields(r, ['input', 'output'])),
+        page.items.map((r) => engine.context.payloads.resolveFields(r, include)),
       );
-      return { items: items.map(runJson), next_cursor: page.next };
+      return { items: items.map((r) => runSummaryJson(r, include)), next_cursor: page.next };
     },
   );
 

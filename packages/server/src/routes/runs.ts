@@ -1,4 +1,4 @@
-import { type Json, WeftError } from '@weft/core';
+import { isWeftError, type Json, type RunAttributes, WeftError } from '@weft/core';
 import type { Engine } from '@weft/engine';
 import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
@@ -6,6 +6,7 @@ import { namespaceOf } from '../namespace.js';
 import { historyJson, runJson, taskJson } from '../wire.js';
 import { actorOf, keyNameOf } from './audit.js';
 import { digitsField, versionField } from './fields.js';
+import { archivedRunJson } from './retention.js';
 
 const startSchema = {
   body: {
@@ -18,6 +19,12 @@ const startSchema = {
       input: {},
       idempotency_key: { type: 'string', minLength: 1, maxLength: 500 },
       on_duplicate: { type: 'string', enum: ['return', 'error'] },
+      attributes: {
+        type: 'object',
+        maxProperties: 32,
+        additionalProperties: { type: ['string', 'number', 'boolean'] },
+        description: 'Search attributes: names to text (at most 256 characters), numbers or booleans',
+      },
     },
   },
 };
@@ -60,6 +67,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
       input?: Json;
       idempotency_key?: string;
       on_duplicate?: 'return' | 'error';
+      attributes?: RunAttributes;
     };
   }>('/v1/runs', { schema: startSchema, config: { auth: 'operate' } }, async (request, reply) => {
     const { definition, version, input, on_duplicate } = request.body;
@@ -73,6 +81,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
       input: input === undefined ? {} : input,
       ...(key !== undefined ? { idempotencyKey: key } : {}),
       ...(on_duplicate !== undefined ? { onDuplicate: on_duplicate } : {}),
+      ...(request.body.attributes !== undefined ? { attributes: request.body.attributes } : {}),
       ...keyNameOf(request),
     });
     const shown = await engine.context.payloads.resolveFields(run, ['input', 'output']);
@@ -109,10 +118,17 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
 
   app.get<{ Params: { id: string } }>('/v1/runs/:id', { config: { auth: 'read' } }, async (request) => {
     const p = engine.context.payloads;
-    const run = await p.resolveFields(await getRun(engine, request.params.id, namespaceOf(request)), [
-      'input',
-      'output',
-    ]);
+    const found = await getRun(engine, request.params.id, namespaceOf(request)).catch(async (e) => {
+      // A run deleted by retention after it was archived is read back from its archive document.
+      const doc =
+        isWeftError(e) && e.code === 'run_not_found'
+          ? await engine.retention.archived(request.params.id)
+          : null;
+      if (doc && doc.run.namespace === namespaceOf(request)) return doc;
+      throw e;
+    });
+    if ('format' in found) return archivedRunJson(found);
+    const run = await p.resolveFields(found, ['input', 'output']);
     const tasks = await Promise.all(
       (await engine.context.store.listTasks(run.id)).map((t) => p.resolveFields(t, ['input', 'output'])),
     );

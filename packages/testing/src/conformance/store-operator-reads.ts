@@ -32,6 +32,45 @@ export function operatorReadTests(fixture: () => Fixture): void {
       expect(await store.countMatchingRuns({ namespace: ns, status: 'completed' }, 100)).toBe(0);
     });
 
+    it('lists summaries: input and output only when asked for', async () => {
+      const { store } = fixture();
+      const ns = freshNamespace();
+      const def = await deploy(store, ns);
+      const id = await insertRun(store, def, { input: { order: 42 } });
+      const [summary] = (await store.listRuns({ namespace: ns, limit: 10 })).items;
+      expect(summary).toMatchObject({ id, status: 'running', input: null, output: null });
+      const [full] = (await store.listRuns({ namespace: ns, limit: 10, include: ['input', 'output'] })).items;
+      expect(full).toMatchObject({ id, input: { order: 42 }, output: null });
+      const [inputOnly] = (await store.listRuns({ namespace: ns, limit: 10, include: ['input'] })).items;
+      expect(inputOnly?.input).toEqual({ order: 42 });
+    });
+
+    it('filters by a search attribute given at start, matched as text, and reads it with the run', async () => {
+      const { store } = fixture();
+      const ns = freshNamespace();
+      const def = await deploy(store, ns);
+      const a = uuidv7();
+      const b = uuidv7(Date.now() + 10);
+      await store.transaction((tx) =>
+        tx.insertRuns([
+          { ...newRun(def, a), attributes: { customer: 42, vip: true } },
+          { ...newRun(def, b), attributes: { customer: '42' } },
+        ]),
+      );
+      await insertRun(store, def);
+      const page = await store.listRuns({
+        namespace: ns,
+        limit: 10,
+        attribute: { key: 'customer', value: '42' },
+      });
+      expect(page.items.map((r) => r.id)).toEqual([b, a]);
+      expect(page.items[1]?.attributes).toEqual({ customer: 42, vip: true });
+      expect((await store.getRun(a))?.attributes).toEqual({ customer: 42, vip: true });
+      expect(
+        await store.countMatchingRuns({ namespace: ns, attribute: { key: 'vip', value: 'true' } }, 10),
+      ).toBe(1);
+    });
+
     it('with a start-time filter, pages go by start time and cover every matching run once', async () => {
       const { store } = fixture();
       const ns = freshNamespace();

@@ -8,6 +8,7 @@ import {
   finishRun,
   record,
   requestDecision,
+  setAttributes,
   setRunStatus,
   setVars,
 } from './run-actions.js';
@@ -26,6 +27,7 @@ export const ACTION_WRITERS: { readonly [K in Action['kind']]: ActionWriter<K> }
   request_decision: requestDecision,
   defer,
   set_vars: setVars,
+  set_attributes: setAttributes,
   put_mailbox: putMailbox,
   add_sinks_done: addSinksDone,
   open_human_task: openHumanTask,

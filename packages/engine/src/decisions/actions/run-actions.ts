@@ -29,6 +29,15 @@ export const setVars: ActionWriter<'set_vars'> = (scope, action) => {
   scope.updateRun({ vars: { ...scope.runUpdate()?.vars, ...action.values } });
 };
 
+/** Search attributes of the run, set by a transform node. */
+export const setAttributes: ActionWriter<'set_attributes'> = (scope, action) => {
+  scope.writes.attributes.push({
+    runId: scope.run.id,
+    namespace: scope.run.namespace,
+    values: action.values,
+  });
+};
+
 /** More of the run's last nodes have finished. */
 export const addSinksDone: ActionWriter<'add_sinks_done'> = (scope, action) => {
   scope.updateRun({ sinksDelta: (scope.runUpdate()?.sinksDelta ?? 0) + action.count });
