@@ -73,6 +73,7 @@ export {
   type MoveVerdict,
   type RunMoveService,
 } from './services/run-moves.js';
+export {
   archiveKey,
   PURGE_COUNT_CAP,
   type PurgeRequest,
