@@ -81,4 +81,6 @@ export * from './store/store.js';
 export { type Clock, systemClock } from './support/clock.js';
 export { DEFAULT_CONFIG, type EngineConfig } from './support/config.js';
 export { type Logger, silentLogger } from './support/logger.js';
+export { contextOfTraceparent, formatTraceparent, parseTraceparent } from './tracing/traceparent.js';
+export { runAttributes, TRACER_NAME, WeftAttr, weftTracer } from './tracing/weft-tracer.js';
 export * from './workers/deliver.js';

@@ -54,6 +54,8 @@ export interface RunRow {
   readonly createdAt: Date;
   readonly finishedAt: Date | null;
   readonly parent: RunParent | null;
+  /** The W3C traceparent of the span that started the run. */
+  readonly traceContext: string | null;
 }
 
 /** One attempt of one node instance. */

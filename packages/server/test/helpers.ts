@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EngineConfig, FolderBlobStore } from '@weft/engine';
 import {
+  type Environment,
   type RateLimit,
   type RunningServer,
   type ServeAuth,
@@ -40,6 +41,7 @@ export async function startTestServer(
     auth?: ServeAuth;
     corsOrigins?: string[];
     rateLimit?: RateLimit;
+    tracing?: Environment;
   } = {},
 ): Promise<TestServer> {
   const db = await createTestDatabase();

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { type Json, type LeasedTask, type Report, type TlsFiles, WeftClient } from '@weft/client';
 import { DEFAULT_CONNECT_TIMEOUT_MS, reachServer } from './connect.js';
 import { TerminalError } from './errors.js';
+import { traceHandler } from './handler-span.js';
 import { errorReport, outputReport } from './outcome.js';
 import { Problems, type WorkerLogger } from './problems.js';
 import { RedisPoll } from './redis-poll.js';
@@ -26,6 +27,11 @@ export interface TaskContext {
   readonly signal: AbortSignal;
   /** What the server's step-context hook built for this step (absent without one). */
   readonly context?: Json;
+  /**
+   * The W3C trace context the server sent with the task (absent when the run has none). The handler's
+   * span is already open under it; this is for passing it on by hand to something outside OpenTelemetry.
+   */
+  readonly traceparent?: string;
 }
 
 /** Does one task: takes its input, returns its output (or throws to fail it). */
@@ -290,6 +296,7 @@ export class Worker {
       definition: task.definition,
       signal: abort.signal,
       ...(task.context !== undefined ? { context: task.context } : {}),
+      ...(task.traceparent !== undefined ? { traceparent: task.traceparent } : {}),
     };
     const base = {
       run_id: task.run_id,
@@ -305,15 +312,13 @@ export class Worker {
       this.pending.push(report);
       this.flushSoon();
     };
-    Promise.resolve()
-      .then(() => {
-        if (!handler) throw new TerminalError(`this worker has no handler for task type ${task.task_type}`);
-        return handler(task.input, ctx);
-      })
-      .then(
-        (output) => settle(outputReport(base, task.task_type, output)),
-        (error: unknown) => settle(errorReport(base, error)),
-      );
+    traceHandler(task, this.name, () => {
+      if (!handler) throw new TerminalError(`this worker has no handler for task type ${task.task_type}`);
+      return handler(task.input, ctx);
+    }).then(
+      (output) => settle(outputReport(base, task.task_type, output)),
+      (error: unknown) => settle(errorReport(base, error)),
+    );
   }
 
   /**

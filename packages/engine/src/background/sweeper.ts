@@ -49,23 +49,27 @@ export class Sweeper {
     await this.ctx.store.tidyInbox(500);
     const candidates = await this.ctx.store.stuckRuns(idleMs, 100);
     if (candidates.length === 0) return [];
-    const { result: repaired, pass } = await this.ctx.passes.run(null, async (tx, pass) => {
-      const locked = await tx.lockRuns(candidates, 'skip');
-      const stuck = new Set(
-        await tx.stillStuck(
-          locked.map((r) => r.id),
-          idleMs,
-        ),
-      );
-      const runs = locked.filter((r) => stuck.has(r.id));
-      await this.ctx.evaluator.decideRuns(
-        tx,
-        runs.map((run) => ({ run, claimed: false, own: [{ kind: 'run_swept', idleMs }] })),
-        pass,
-      );
-      await pass.finish(tx);
-      return runs.map((r) => r.id);
-    });
+    const { result: repaired, pass } = await this.ctx.passes.run(
+      null,
+      async (tx, pass) => {
+        const locked = await tx.lockRuns(candidates, 'skip');
+        const stuck = new Set(
+          await tx.stillStuck(
+            locked.map((r) => r.id),
+            idleMs,
+          ),
+        );
+        const runs = locked.filter((r) => stuck.has(r.id));
+        await this.ctx.evaluator.decideRuns(
+          tx,
+          runs.map((run) => ({ run, claimed: false, own: [{ kind: 'run_swept', idleMs }] })),
+          pass,
+        );
+        await pass.finish(tx);
+        return runs.map((r) => r.id);
+      },
+      { source: 'sweeper' },
+    );
     await this.ctx.passes.committed(pass);
     if (repaired.length > 0) {
       this.stats.repaired += repaired.length;

@@ -41,6 +41,8 @@ export class Pass {
   private readonly external: PassDispatch;
   /** Set by `PassRunner.run` when the store and the dispatcher negotiated transactional dispatch. */
   handle: unknown = undefined;
+  /** The runs this pass decided, by id: what its span names and links (see recordDecision). */
+  readonly decided = new Map<string, LockedRun>();
 
   /**
    * `eager` is the reporting worker's free capacity, if any; `polls` are the polls waiting in this
@@ -89,6 +91,7 @@ export class Pass {
     loadedIds: ReadonlyMap<string, string>,
     workflow?: Workflow,
   ): void {
+    this.decided.set(run.id, run);
     const scope: ActionScope = {
       run,
       workflow,

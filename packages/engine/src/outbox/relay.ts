@@ -100,24 +100,28 @@ export async function deliverBatch(ctx: RelayDeps, destination: string): Promise
   const policy = relayPolicy(ctx.config);
   let claimed: readonly OutboxRow[] = [];
   try {
-    const { result, pass } = await ctx.passes.run(null, async (tx, pass) => {
-      const rows = await tx.claimOutbox(destination, ctx.config.relayBatch);
-      claimed = rows;
-      if (rows.length === 0) return 0;
-      const handler = ctx.destinations.get(destination);
-      const deliveries: Delivery[] = handler
-        ? await withTimeout(handler.deliver(rows, { tx, pass }), handler.timeoutMs, rows.length)
-        : rows.map(() => unregistered(destination));
-      if (deliveries.length !== rows.length)
-        throw new Error(
-          `destination ${destination} answered ${deliveries.length} deliveries for ${rows.length} rows`,
-        );
-      await fault('relay.after-deliver');
-      // The marks, then the pass's writes (a child's first step) and the commit, in one round trip.
-      const settling = tx.settleOutbox(outcomes(rows, deliveries), policy);
-      await Promise.all([settling, pass.finish(tx)]);
-      return rows.length;
-    });
+    const { result, pass } = await ctx.passes.run(
+      null,
+      async (tx, pass) => {
+        const rows = await tx.claimOutbox(destination, ctx.config.relayBatch);
+        claimed = rows;
+        if (rows.length === 0) return 0;
+        const handler = ctx.destinations.get(destination);
+        const deliveries: Delivery[] = handler
+          ? await withTimeout(handler.deliver(rows, { tx, pass }), handler.timeoutMs, rows.length)
+          : rows.map(() => unregistered(destination));
+        if (deliveries.length !== rows.length)
+          throw new Error(
+            `destination ${destination} answered ${deliveries.length} deliveries for ${rows.length} rows`,
+          );
+        await fault('relay.after-deliver');
+        // The marks, then the pass's writes (a child's first step) and the commit, in one round trip.
+        const settling = tx.settleOutbox(outcomes(rows, deliveries), policy);
+        await Promise.all([settling, pass.finish(tx)]);
+        return rows.length;
+      },
+      { source: 'relay' },
+    );
     await ctx.passes.committed(pass);
     return result;
   } catch (error) {

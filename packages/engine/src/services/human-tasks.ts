@@ -64,20 +64,24 @@ export class HumanTaskService {
         );
     }
     const stored = await this.ctx.payloads.offload(data, 'the human task data');
-    const { result: done, pass } = await this.ctx.passes.run(null, async (tx, pass) => {
-      const [run] = await tx.lockRuns([task.runId], 'wait');
-      if (!run) return null;
-      const claimed = await tx.claimDecisions([run.id]);
-      const answered = await tx.completeHumanTask(namespace, taskId, user, stored);
-      if (!answered) return null;
-      await this.ctx.evaluator.decideRuns(
-        tx,
-        [{ run, claimed: claimed.length > 0, own: [{ kind: 'node_completed', ...answered }] }],
-        pass,
-      );
-      await pass.finish(tx);
-      return answered;
-    });
+    const { result: done, pass } = await this.ctx.passes.run(
+      null,
+      async (tx, pass) => {
+        const [run] = await tx.lockRuns([task.runId], 'wait');
+        if (!run) return null;
+        const claimed = await tx.claimDecisions([run.id]);
+        const answered = await tx.completeHumanTask(namespace, taskId, user, stored);
+        if (!answered) return null;
+        await this.ctx.evaluator.decideRuns(
+          tx,
+          [{ run, claimed: claimed.length > 0, own: [{ kind: 'node_completed', ...answered }] }],
+          pass,
+        );
+        await pass.finish(tx);
+        return answered;
+      },
+      { source: 'human_task' },
+    );
     if (!done) throw await this.whyNot(namespace, taskId, user, 'complete');
     await this.ctx.passes.committed(pass);
     return this.get(namespace, taskId);

@@ -43,6 +43,11 @@ export interface RunRecord {
   readonly finishedAt: Date | null;
   /** The attempt that started this run, for runs started by a `sub_workflow` or `start_workflow` node. */
   readonly parent?: RunParent | null;
+  /**
+   * The W3C `traceparent` of the span that started the run (null when the start carried none and tracing
+   * is off): the parent of its tasks' spans, and the link of every later decision (see docs/guide/tracing.md).
+   */
+  readonly traceContext?: string | null;
 }
 
 /** Which attempt of which node started a run. A `detached` run (fire and forget) does not report back. */
@@ -124,6 +129,11 @@ export interface LeasedTask {
   readonly idempotencyKey: string;
   /** What the handler receives as its context, built by the engine's `stepContext` hook (absent without one). */
   readonly context?: Json;
+  /**
+   * The W3C `traceparent` a worker opens its handler's span under: the run's trace context as the store
+   * returns it, then the lease's own span once the engine has traced the lease. Null when the run has none.
+   */
+  readonly traceContext?: string | null;
 }
 
 /** A new attempt row to insert. `lease` is set when the task goes straight to a waiting worker. */
@@ -224,6 +234,8 @@ export interface StartRequest {
   readonly onDuplicate?: 'return' | 'error';
   /** Who asked (an API key's name): recorded in the run's history with its start. */
   readonly by?: string;
+  /** The caller's W3C `traceparent` (the HTTP request's span): the parent of the start's span. */
+  readonly traceContext?: string;
 }
 
 /** A worker's report on an attempt it holds. */

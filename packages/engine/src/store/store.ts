@@ -67,6 +67,8 @@ export interface NewRun {
   readonly parent?: RunParent;
   /** The idempotency key of a start by a node: one run per key (see `childStartKey`). */
   readonly startKey?: string;
+  /** The W3C `traceparent` of the span that starts the run, kept with it (see RunRecord). */
+  readonly traceContext?: string | null;
 }
 
 /** An idempotency key and the run it started. */

@@ -67,7 +67,7 @@ export async function leaseTasksById(
               'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
-              'definition_name', r.definition_name))
+              'definition_name', r.definition_name, 'trace_context', r.trace_context))
              FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks,
            coalesce((SELECT json_agg(json_build_object('runId', m.run_id, 'id', m.id)) FROM movable m),
                     '[]'::json) AS movable`.execute();

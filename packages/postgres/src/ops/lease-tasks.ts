@@ -14,6 +14,7 @@ export interface LeasedJson {
   lease_expires_at: string;
   deadline_at: string | null;
   definition_name: string;
+  trace_context: string | null;
 }
 
 /** A leased task as the lease statements return it (JSON built in SQL). */
@@ -30,6 +31,7 @@ export const fromJson = (t: LeasedJson): LeasedTask => ({
   deadlineAt: t.deadline_at ? new Date(t.deadline_at) : null,
   definitionName: t.definition_name,
   idempotencyKey: taskIdempotencyKey(t.run_id, t.node_id, t.iteration),
+  traceContext: t.trace_context,
 });
 
 /**
@@ -128,7 +130,7 @@ export async function leaseTasks(sql: Db, request: LeaseRequest): Promise<FastLe
               'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
-              'definition_name', r.definition_name) ORDER BY p.priority DESC, p.id)
+              'definition_name', r.definition_name, 'trace_context', r.trace_context) ORDER BY p.priority DESC, p.id)
              FROM leased l JOIN picked p ON p.task_id = l.id JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
   return { tasks: row!.tasks.map(fromJson), taken: row!.taken, gated: row!.gated, nextAt: row!.nextAt };
 }

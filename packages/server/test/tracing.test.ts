@@ -1,0 +1,193 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { TEST_ADMIN_KEY } from '@weft/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './helpers.js';
+
+// Tracing across processes: a server and a worker process, each with its own OpenTelemetry SDK exporting
+// OTLP/HTTP (JSON) to a receiver this test starts. One run's spans must form one chain in one trace: the
+// caller's span -> the start request -> the start's decision -> each task's lease -> the worker's handler.
+
+/** A span as the receiver got it, with the service that sent it. */
+interface Got {
+  readonly service: string;
+  readonly name: string;
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parentSpanId: string;
+  readonly attributes: Record<string, unknown>;
+  readonly links: readonly { traceId: string; spanId: string }[];
+}
+
+const spans: Got[] = [];
+let receiver: Server;
+let endpoint: string;
+let t: TestServer;
+let worker: ChildProcess | null = null;
+
+const valueOf = (v: Record<string, unknown>): unknown =>
+  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue));
+const attrs = (list: { key: string; value: Record<string, unknown> }[] = []) =>
+  Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
+
+/** Takes OTLP/HTTP JSON export requests and keeps their spans. */
+function collect(body: string): void {
+  const message = JSON.parse(body) as {
+    resourceSpans: {
+      resource: { attributes: { key: string; value: Record<string, unknown> }[] };
+      scopeSpans: { spans: Record<string, any>[] }[];
+    }[];
+  };
+  for (const rs of message.resourceSpans) {
+    const service = String(attrs(rs.resource.attributes)['service.name']);
+    for (const ss of rs.scopeSpans)
+      for (const s of ss.spans)
+        spans.push({
+          service,
+          name: s.name,
+          traceId: s.traceId,
+          spanId: s.spanId,
+          parentSpanId: s.parentSpanId ?? '',
+          attributes: attrs(s.attributes),
+          links: (s.links ?? []).map((l: { traceId: string; spanId: string }) => ({
+            traceId: l.traceId,
+            spanId: l.spanId,
+          })),
+        });
+  }
+}
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => {
+      body += d.toString();
+    });
+    req.on('end', () => {
+      if (req.url === '/v1/traces') collect(body);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  // Read by the batch span processor when the SDK starts: export every 100 ms, not every 5 s.
+  process.env.OTEL_BSP_SCHEDULE_DELAY = '100';
+  t = await startTestServer(
+    {},
+    { tracing: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } },
+  );
+});
+
+afterAll(async () => {
+  worker?.kill('SIGKILL');
+  await t?.close();
+  await new Promise((r) => receiver?.close(r));
+});
+
+/** Starts the worker process and waits until it polls. */
+async function startWorker(): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [fileURLToPath(new URL('./fixtures/traced-worker.mjs', import.meta.url))],
+    {
+      env: {
+        ...process.env,
+        WEFT_URL: t.url,
+        WEFT_API_KEY: TEST_ADMIN_KEY,
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      if (d.toString().includes('ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`the traced worker exited early (${code})`)));
+  });
+  return child;
+}
+
+/** Waits (generously: the machine may be loaded) until the spans received satisfy `done`. */
+async function spansUntil(done: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 30_000;
+  while (!done()) {
+    if (Date.now() > end)
+      throw new Error(`no ${what} after 30 s; spans: ${spans.map((s) => s.name).join(', ')}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('OpenTelemetry tracing', () => {
+  it('keeps a run in the trace of its start: request, decision, each task lease, the worker handler', async () => {
+    await t.call(
+      'POST',
+      '/v1/definitions',
+      'name: traced\nnodes:\n  - { id: a, task_type: trace.work }\n  - { id: b, task_type: trace.work }\nedges:\n  - { from: a, to: b }\n',
+    );
+    const traceId = randomBytes(16).toString('hex');
+    const callerSpan = randomBytes(8).toString('hex');
+    const started = await t.call(
+      'POST',
+      '/v1/runs',
+      { definition: 'traced', input: {} },
+      {
+        traceparent: `00-${traceId}-${callerSpan}-01`,
+      },
+    );
+    expect(started.status).toBe(201);
+    const runId = started.body.id as string;
+    // Started once the run waits: a is leased from the queue by a poll, b is handed to a's reporting worker.
+    worker = await startWorker();
+    const end = Date.now() + 30_000;
+    let run = started.body;
+    while (run.status === 'running' && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 50));
+      run = (await t.call('GET', `/v1/runs/${runId}`)).body;
+    }
+    expect(run.status).toBe('completed');
+
+    const handlerOf = (node: string) =>
+      spans.find((s) => s.name === 'weft.handle trace.work' && s.attributes['weft.node.id'] === node);
+    await spansUntil(() => handlerOf('a') !== undefined && handlerOf('b') !== undefined, 'handler spans');
+    const one = (name: string, where: (s: Got) => boolean = () => true) => {
+      const found = spans.filter((s) => s.name === name && s.traceId === traceId && where(s));
+      expect(found.map((s) => s.name)).toEqual([name]);
+      return found[0]!;
+    };
+    const request = one('POST /v1/runs');
+    expect(request.parentSpanId).toBe(callerSpan);
+    expect(request.service).toBe('weft-server');
+    expect(request.attributes['http.request.method']).toBe('POST');
+    expect(request.attributes['http.route']).toBe('/v1/runs');
+    expect(request.attributes['http.response.status_code']).toBe(201);
+    const decision = one('weft.decide start');
+    expect(decision.parentSpanId).toBe(request.spanId);
+    expect(decision.attributes['weft.run.id']).toBe(runId);
+    expect(decision.attributes['weft.definition']).toBe('traced');
+    for (const node of ['a', 'b']) {
+      const lease = one('weft.task trace.work', (s) => s.attributes['weft.node.id'] === node);
+      expect(lease.parentSpanId).toBe(decision.spanId);
+      expect(lease.attributes).toMatchObject({ 'weft.run.id': runId, 'weft.task.attempt': 1 });
+      const handler = handlerOf(node)!;
+      expect(handler.service).toBe('weft-test-worker');
+      expect(handler.traceId).toBe(traceId);
+      expect(handler.parentSpanId).toBe(lease.spanId);
+      expect(handler.attributes).toMatchObject({ 'weft.run.id': runId, 'weft.task.type': 'trace.work' });
+    }
+    // A's report decided b: that decision belongs to the report's request, and links to the run's trace.
+    await spansUntil(
+      () => spans.some((s) => s.name === 'weft.decide report' && s.attributes['weft.run.id'] === runId),
+      'report decision',
+    );
+    const reports = spans.filter(
+      (s) => s.name === 'weft.decide report' && s.attributes['weft.run.id'] === runId,
+    );
+    for (const r of reports) expect(r.links).toContainEqual({ traceId, spanId: decision.spanId });
+  });
+});
