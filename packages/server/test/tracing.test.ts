@@ -28,10 +28,10 @@ let endpoint: string;
 let t: TestServer;
 let worker: ChildProcess | null = null;
 
-const valueOf = (v: Record<string, unknown>): unknown =>
+const attributeValue = (v: Record<string, unknown>): unknown =>
   v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue));
 const attrs = (list: { key: string; value: Record<string, unknown> }[] = []) =>
-  Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
+  Object.fromEntries(list.map((a) => [a.key, attributeValue(a.value)]));
 
 /** Takes OTLP/HTTP JSON export requests and keeps their spans. */
 function collect(body: string): void {
