@@ -23,6 +23,8 @@ interface Got {
 }
 
 const spans: Got[] = [];
+/** The traceparent headers the run's http node sent. */
+const called: string[] = [];
 let receiver: Server;
 let endpoint: string;
 let t: TestServer;
@@ -68,6 +70,7 @@ beforeAll(async () => {
     });
     req.on('end', () => {
       if (req.url === '/v1/traces') collect(body);
+      if (req.url === '/called') called.push(String(req.headers.traceparent ?? ''));
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
@@ -77,7 +80,10 @@ beforeAll(async () => {
   process.env.OTEL_BSP_SCHEDULE_DELAY = '100';
   t = await startTestServer(
     {},
-    { tracing: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } },
+    {
+      outboundAllow: '127.0.0.1',
+      tracing: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+    },
   );
 });
 
@@ -123,6 +129,50 @@ async function spansUntil(done: () => boolean, what: string): Promise<void> {
   }
 }
 
+/** Starts a run under a fresh caller span and waits for it to complete; returns the run id and trace ids. */
+async function tracedRun(
+  definition: string,
+): Promise<{ runId: string; traceId: string; callerSpan: string }> {
+  const traceId = randomBytes(16).toString('hex');
+  const callerSpan = randomBytes(8).toString('hex');
+  const started = await t.call(
+    'POST',
+    '/v1/runs',
+    { definition, input: {} },
+    {
+      traceparent: `00-${traceId}-${callerSpan}-01`,
+    },
+  );
+  expect(started.status).toBe(201);
+  const runId = started.body.id as string;
+  // Started once the first run waits: its first task is leased from the queue by a poll, the next one is
+  // handed to the reporting worker.
+  worker ??= await startWorker();
+  const end = Date.now() + 30_000;
+  let run = started.body;
+  while (run.status === 'running' && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 50));
+    run = (await t.call('GET', `/v1/runs/${runId}`)).body;
+  }
+  expect(run.status).toBe('completed');
+  return { runId, traceId, callerSpan };
+}
+
+/** Waits until the trace has spans of each of these names (each exporter sends on its own schedule). */
+async function traceHas(traceId: string, names: readonly string[]): Promise<void> {
+  await spansUntil(
+    () => names.every((n) => spans.some((s) => s.traceId === traceId && s.name === n)),
+    names.join(', '),
+  );
+}
+
+/** The one span of this name in the trace that `where` picks (failing when there is none or more). */
+function one(traceId: string, name: string, where: (s: Got) => boolean = () => true): Got {
+  const found = spans.filter((s) => s.name === name && s.traceId === traceId && where(s));
+  expect(found.map((s) => s.name)).toEqual([name]);
+  return found[0]!;
+}
+
 describe('OpenTelemetry tracing', () => {
   it('keeps a run in the trace of its start: request, decision, each task lease, the worker handler', async () => {
     await t.call(
@@ -130,48 +180,28 @@ describe('OpenTelemetry tracing', () => {
       '/v1/definitions',
       'name: traced\nnodes:\n  - { id: a, task_type: trace.work }\n  - { id: b, task_type: trace.work }\nedges:\n  - { from: a, to: b }\n',
     );
-    const traceId = randomBytes(16).toString('hex');
-    const callerSpan = randomBytes(8).toString('hex');
-    const started = await t.call(
-      'POST',
-      '/v1/runs',
-      { definition: 'traced', input: {} },
-      {
-        traceparent: `00-${traceId}-${callerSpan}-01`,
-      },
-    );
-    expect(started.status).toBe(201);
-    const runId = started.body.id as string;
-    // Started once the run waits: a is leased from the queue by a poll, b is handed to a's reporting worker.
-    worker = await startWorker();
-    const end = Date.now() + 30_000;
-    let run = started.body;
-    while (run.status === 'running' && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 50));
-      run = (await t.call('GET', `/v1/runs/${runId}`)).body;
-    }
-    expect(run.status).toBe('completed');
+    const { runId, traceId, callerSpan } = await tracedRun('traced');
 
     const handlerOf = (node: string) =>
       spans.find((s) => s.name === 'weft.handle trace.work' && s.attributes['weft.node.id'] === node);
     await spansUntil(() => handlerOf('a') !== undefined && handlerOf('b') !== undefined, 'handler spans');
-    const one = (name: string, where: (s: Got) => boolean = () => true) => {
-      const found = spans.filter((s) => s.name === name && s.traceId === traceId && where(s));
-      expect(found.map((s) => s.name)).toEqual([name]);
-      return found[0]!;
-    };
-    const request = one('POST /v1/runs');
+    await traceHas(traceId, ['POST /v1/runs', 'weft.decide start', 'weft.task trace.work']);
+    await spansUntil(
+      () => spans.filter((s) => s.traceId === traceId && s.name === 'weft.task trace.work').length === 2,
+      'both leases',
+    );
+    const request = one(traceId, 'POST /v1/runs');
     expect(request.parentSpanId).toBe(callerSpan);
     expect(request.service).toBe('weft-server');
     expect(request.attributes['http.request.method']).toBe('POST');
     expect(request.attributes['http.route']).toBe('/v1/runs');
     expect(request.attributes['http.response.status_code']).toBe(201);
-    const decision = one('weft.decide start');
+    const decision = one(traceId, 'weft.decide start');
     expect(decision.parentSpanId).toBe(request.spanId);
     expect(decision.attributes['weft.run.id']).toBe(runId);
     expect(decision.attributes['weft.definition']).toBe('traced');
     for (const node of ['a', 'b']) {
-      const lease = one('weft.task trace.work', (s) => s.attributes['weft.node.id'] === node);
+      const lease = one(traceId, 'weft.task trace.work', (s) => s.attributes['weft.node.id'] === node);
       expect(lease.parentSpanId).toBe(decision.spanId);
       expect(lease.attributes).toMatchObject({ 'weft.run.id': runId, 'weft.task.attempt': 1 });
       const handler = handlerOf(node)!;
@@ -189,5 +219,52 @@ describe('OpenTelemetry tracing', () => {
       (s) => s.name === 'weft.decide report' && s.attributes['weft.run.id'] === runId,
     );
     for (const r of reports) expect(r.links).toContainEqual({ traceId, spanId: decision.spanId });
+  });
+
+  it('traces system tasks and outbox deliveries, and keeps a child run in the trace of its parent', async () => {
+    await t.call(
+      'POST',
+      '/v1/definitions',
+      'name: traced_child\nnodes:\n  - { id: c, task_type: trace.work }\n',
+    );
+    await t.call(
+      'POST',
+      '/v1/definitions',
+      `name: traced_more\nnodes:\n  - { id: call, kind: http, method: GET, url: "'${endpoint}/called'" }\n  - { id: child, kind: sub_workflow, definition: traced_child }\nedges:\n  - { from: call, to: child }\n`,
+    );
+    const { runId, traceId } = await tracedRun('traced_more');
+    await traceHas(traceId, [
+      'weft.decide start',
+      'weft.task weft.http',
+      'weft.handle weft.http',
+      'weft.task trace.work',
+    ]);
+    await spansUntil(
+      () =>
+        spans.some(
+          (s) => s.name === 'weft.outbox.deliver weft.runs' && s.attributes['weft.run.id'] === runId,
+        ),
+      'outbox delivery',
+    );
+    const decision = one(traceId, 'weft.decide start', (s) => s.attributes['weft.run.id'] === runId);
+    await spansUntil(
+      () => spans.some((s) => s.traceId === traceId && s.name === 'weft.handle trace.work'),
+      'child handler',
+    );
+    const lease = one(traceId, 'weft.task weft.http');
+    expect(lease.parentSpanId).toBe(decision.spanId);
+    const http = one(traceId, 'weft.handle weft.http');
+    expect(http.parentSpanId).toBe(lease.spanId);
+    expect(http.attributes['weft.node.id']).toBe('call');
+    // The called service got the http task's span as its parent.
+    expect(called).toContain(`00-${traceId}-${http.spanId}-01`);
+    // The child run was started through the outbox, and stays in its parent's trace.
+    expect(
+      spans.some((s) => s.name === 'weft.outbox.deliver weft.runs' && s.attributes['weft.run.id'] === runId),
+    ).toBe(true);
+    const childLease = one(traceId, 'weft.task trace.work');
+    expect(childLease.attributes['weft.run.id']).not.toBe(runId);
+    expect(childLease.parentSpanId).toBe(decision.spanId);
+    expect(one(traceId, 'weft.handle trace.work').parentSpanId).toBe(childLease.spanId);
   });
 });

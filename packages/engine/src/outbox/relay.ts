@@ -4,6 +4,7 @@ import type { Store } from '../store/store.js';
 import type { EngineConfig } from '../support/config.js';
 import { fault } from '../support/faults.js';
 import type { Logger } from '../support/logger.js';
+import { recordDelivery } from '../tracing/outbox-spans.js';
 import { type Destinations, failureOf } from './destination.js';
 
 /** The relay's settings. */
@@ -99,6 +100,8 @@ export class Relay {
 export async function deliverBatch(ctx: RelayDeps, destination: string): Promise<number> {
   const policy = relayPolicy(ctx.config);
   let claimed: readonly OutboxRow[] = [];
+  let delivered: readonly Delivery[] = [];
+  const startedAt = Date.now();
   try {
     const { result, pass } = await ctx.passes.run(
       null,
@@ -114,6 +117,7 @@ export async function deliverBatch(ctx: RelayDeps, destination: string): Promise
           throw new Error(
             `destination ${destination} answered ${deliveries.length} deliveries for ${rows.length} rows`,
           );
+        delivered = deliveries;
         await fault('relay.after-deliver');
         // The marks, then the pass's writes (a child's first step) and the commit, in one round trip.
         const settling = tx.settleOutbox(outcomes(rows, deliveries), policy);
@@ -122,9 +126,11 @@ export async function deliverBatch(ctx: RelayDeps, destination: string): Promise
       },
       { source: 'relay' },
     );
+    recordDelivery(destination, startedAt, claimed, { deliveries: delivered });
     await ctx.passes.committed(pass);
     return result;
   } catch (error) {
+    recordDelivery(destination, startedAt, claimed, { error });
     // Nothing committed: the rows are still pending. Record the failure so they back off instead of being
     // retried at once (a crash here costs only that: they are retried sooner).
     if (claimed.length > 0) {
