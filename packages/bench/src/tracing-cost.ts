@@ -9,6 +9,7 @@ import { TRACING_MODES, type TracingMode } from './micro-tracing.js';
 import { median } from './stats.js';
 
 const MICRO = fileURLToPath(new URL('./micro.js', import.meta.url));
+const OVERHEAD = fileURLToPath(new URL('./span-overhead.js', import.meta.url));
 const run = promisify(execFile);
 
 /** One micro.ts measurement. */
@@ -58,6 +59,29 @@ export async function runTracingCost(
       `| ${mode.padEnd(11)} | ${String(Math.round(median(m.map((s) => s.stepsPerSecond)))).padStart(7)} | ${cpu.toFixed(3).padStart(11)} | ${over.padStart(15)} | ${spansPerStep.padStart(10)} |`,
     );
   }
+  const calls = await spanOverheads(log);
   mkdirSync(options.out, { recursive: true });
-  writeFileSync(join(options.out, 'tracing-cost.json'), `${JSON.stringify(samples, null, 2)}\n`);
+  writeFileSync(join(options.out, 'tracing-cost.json'), `${JSON.stringify({ samples, calls }, null, 2)}\n`);
+}
+
+/** span-overhead.ts in each mode: nanoseconds per lease span and per decision span, each call on its own. */
+async function spanOverheads(log: (line: string) => void): Promise<Record<string, number | string>[]> {
+  const out: Record<string, number | string>[] = [];
+  log('');
+  log('| tracing     | lease span ns | decision span ns |');
+  log('| ----------- | ------------: | ---------------: |');
+  for (const mode of TRACING_MODES) {
+    const { stdout } = await run(process.execPath, [OVERHEAD], {
+      env: { ...process.env, WEFT_BENCH_TRACING: mode },
+    });
+    const r = JSON.parse(stdout.trim().split('\n').at(-1)!) as {
+      leaseSpanNs: number;
+      decisionSpanNs: number;
+    };
+    log(
+      `| ${mode.padEnd(11)} | ${Math.round(r.leaseSpanNs).toString().padStart(13)} | ${Math.round(r.decisionSpanNs).toString().padStart(16)} |`,
+    );
+    out.push({ tracing: mode, ...r });
+  }
+  return out;
 }

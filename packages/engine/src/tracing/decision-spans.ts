@@ -1,7 +1,7 @@
-import { type Context, context, type Link, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, type Link, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { LockedRun } from '../store/records.js';
 import { contextOfTraceparent, parseTraceparent } from './traceparent.js';
-import { runAttributes, WeftAttr, weftTracer } from './weft-tracer.js';
+import { runAttributes, tracingRegistered, WeftAttr, weftTracer } from './weft-tracer.js';
 
 /** At most this many runs of one transaction are linked from its span. */
 const MAX_LINKS = 32;
@@ -35,8 +35,9 @@ export function openStartSpan(traceparent: string | undefined, others: readonly 
 /**
  * Records the span of a decision transaction once it is over, `weft.decide <source>`, from `startedAt`: a
  * child of the active span (the HTTP request that decided) or, when nothing is active (a background loop)
- * and one run was decided, of that run's trace context; linked to the trace context of every run decided.
- * A transaction that decided no run (a background loop's empty round) records nothing.
+ * and one run was decided, of that run's trace context; linked to the trace context of every other run
+ * decided. A transaction that decided no run (a background loop's empty round) records nothing, and
+ * without an SDK nothing is made at all.
  */
 export function recordDecision(
   decision: DecisionTrace,
@@ -44,13 +45,44 @@ export function recordDecision(
   runs: ReadonlyMap<string, LockedRun>,
   error: unknown,
 ): void {
-  if (runs.size === 0 && !decision.span) return;
-  const span = decision.span ?? openLateSpan(decision.source, startedAt, runs);
+  if (decision.span) {
+    if (decision.span.isRecording()) describe(decision.span, runs, error, null);
+    decision.span.end();
+    return;
+  }
+  if (runs.size === 0 || !tracingRegistered()) return;
+  const active = context.active();
+  const activeSpan = trace.getSpanContext(active);
+  const only = runs.size === 1 ? runs.values().next().value! : null;
+  // A background loop's decision of one run is part of that run's trace; a request's is part of the request's.
+  const underRun = only !== null && (activeSpan === undefined || !trace.isSpanContextValid(activeSpan));
+  const span = weftTracer().startSpan(
+    `weft.decide ${decision.source}`,
+    { startTime: startedAt, attributes: { [WeftAttr.decisionSource]: decision.source } },
+    underRun ? contextOfTraceparent(only.traceContext) : active,
+  );
+  if (span.isRecording()) describe(span, runs, error, underRun ? only.id : null);
+  span.end();
+}
+
+/** Sets a decision span's attributes, links (but to `parentRun`, its parent) and error status. */
+function describe(
+  span: Span,
+  runs: ReadonlyMap<string, LockedRun>,
+  error: unknown,
+  parentRun: string | null,
+): void {
   if (runs.size === 1) {
     const run = runs.values().next().value!;
     span.setAttributes({ ...runAttributes(run), [WeftAttr.definitionVersion]: run.definitionVersion });
   }
   span.setAttribute(WeftAttr.runCount, runs.size);
+  const links: Link[] = [];
+  for (const run of runs.values()) {
+    const linked = run.id === parentRun ? null : parseTraceparent(run.traceContext);
+    if (linked && links.length < MAX_LINKS) links.push({ context: linked });
+  }
+  if (links.length > 0) span.addLinks(links);
   if (error !== null) {
     span.recordException(error instanceof Error ? error : String(error));
     span.setStatus({
@@ -58,21 +90,4 @@ export function recordDecision(
       message: error instanceof Error ? error.message : String(error),
     });
   }
-  span.end();
-}
-
-function openLateSpan(source: string, startedAt: number, runs: ReadonlyMap<string, LockedRun>): Span {
-  const active = trace.getSpanContext(context.active());
-  let parent: Context = context.active();
-  if (!active && runs.size === 1) parent = contextOfTraceparent(runs.values().next().value!.traceContext);
-  const links: Link[] = [];
-  for (const run of runs.values()) {
-    const linked = parseTraceparent(run.traceContext);
-    if (linked && links.length < MAX_LINKS) links.push({ context: linked });
-  }
-  return weftTracer().startSpan(
-    `weft.decide ${source}`,
-    { startTime: startedAt, links, attributes: { [WeftAttr.decisionSource]: source } },
-    parent,
-  );
 }

@@ -1,7 +1,7 @@
 import { SpanKind } from '@opentelemetry/api';
 import type { LeasedTask } from '../store/records.js';
 import { contextOfTraceparent, formatTraceparent } from './traceparent.js';
-import { WeftAttr, weftTracer } from './weft-tracer.js';
+import { tracingRegistered, WeftAttr, weftTracer } from './weft-tracer.js';
 
 /**
  * A span per leased task, `weft.task <task type>` (kind producer), a child of its run's trace context; each
@@ -11,6 +11,8 @@ import { WeftAttr, weftTracer } from './weft-tracer.js';
  * task when tracing is off (the no-op span carries the run's context along unchanged).
  */
 export function traceLeases(tasks: readonly LeasedTask[]): LeasedTask[] {
+  // Without an SDK the span would be a no-op carrying the run's context, which the task carries already.
+  if (!tracingRegistered()) return tasks as LeasedTask[];
   const tracer = weftTracer();
   return tasks.map((task) => {
     if (!task.traceContext) return task;

@@ -1,6 +1,6 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Delivery, OutboxRow } from '../store/outbox-records.js';
-import { WeftAttr, weftTracer } from './weft-tracer.js';
+import { tracingRegistered, WeftAttr, weftTracer } from './weft-tracer.js';
 
 /**
  * Records the span of one outbox batch once it is settled, `weft.outbox.deliver <destination>` (kind
@@ -13,7 +13,7 @@ export function recordDelivery(
   rows: readonly OutboxRow[],
   outcome: { readonly deliveries: readonly Delivery[] } | { readonly error: unknown },
 ): void {
-  if (rows.length === 0) return;
+  if (rows.length === 0 || !tracingRegistered()) return;
   const runIds = new Set(rows.map((r) => r.runId));
   const failed =
     'error' in outcome ? rows.length : outcome.deliveries.filter((d) => d.kind === 'failed').length;

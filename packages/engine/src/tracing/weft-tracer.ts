@@ -1,4 +1,4 @@
-import { type Attributes, type Tracer, trace } from '@opentelemetry/api';
+import { type Attributes, ProxyTracerProvider, type Tracer, trace } from '@opentelemetry/api';
 
 /** The instrumentation scope of Weft's spans. */
 export const TRACER_NAME = '@weft/engine';
@@ -9,6 +9,19 @@ export const TRACER_NAME = '@weft/engine';
  */
 export function weftTracer(): Tracer {
   return trace.getTracer(TRACER_NAME);
+}
+
+/** The provider the API's global proxy hands out while no SDK is registered. */
+const NO_SDK = new ProxyTracerProvider().getDelegate();
+
+/**
+ * True once an OpenTelemetry SDK is registered in the process. Without one every span is a no-op, so the
+ * spans that only record (a decision's, a lease's) are skipped before any of their work: tracing off costs a
+ * check, not a span (`npm run bench -- --tracing-cost`).
+ */
+export function tracingRegistered(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_SDK;
 }
 
 /** Span attributes Weft sets (names in the `weft.` namespace; HTTP spans follow OpenTelemetry's conventions). */
