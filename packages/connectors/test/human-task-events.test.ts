@@ -40,7 +40,9 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/inbox`;
   const outbound = createOutbound('127.0.0.1');
-  const destinations = [sinkDestinationOf({ kind: 'webhook', name: 'hook', url, timeoutMs: 5000 }, outbound)];
+  const destinations = [
+    sinkDestinationOf({ kind: 'webhook', name: 'hook', url, timeoutMs: 5000 }, { outbound }),
+  ];
   if (redisUrl) destinations.push(redisStreamSink({ name: 'bus', url: redisUrl, stream, maxLen: 1000 }));
   // Loops off: the test runs the timers, decisions and relay itself, so that no relay transaction is
   // running while a test forces a rollback (the fault point is shared by the whole process).

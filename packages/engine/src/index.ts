@@ -65,6 +65,13 @@ export type { HumanTaskService } from './services/human-tasks.js';
 export type { LimitService } from './services/limit-service.js';
 export type { Asker, OperatorActionService } from './services/operator-actions.js';
 export {
+  archiveKey,
+  PURGE_COUNT_CAP,
+  type PurgeRequest,
+  type RetentionRequest,
+  type RetentionService,
+} from './services/retention.js';
+export {
   MAX_MOVE_RUNS,
   type MoveOutcome,
   type MovePlan,
@@ -73,13 +80,6 @@ export {
   type MoveVerdict,
   type RunMoveService,
 } from './services/run-moves.js';
-export {
-  archiveKey,
-  PURGE_COUNT_CAP,
-  type PurgeRequest,
-  type RetentionRequest,
-  type RetentionService,
-} from './services/retention.js';
 export type { RunService } from './services/runs.js';
 export type { ScheduleRequest, ScheduleService } from './services/schedules.js';
 export {
@@ -103,8 +103,8 @@ export * from './store/outbox-records.js';
 export * from './store/records.js';
 export * from './store/repair-records.js';
 export * from './store/report-refusals.js';
-export * from './store/run-progress.js';
 export * from './store/retention-records.js';
+export * from './store/run-progress.js';
 export * from './store/schedule-records.js';
 export * from './store/store.js';
 export * from './store/workload-records.js';
@@ -119,4 +119,6 @@ export {
   UnavailableTaskLogStore,
 } from './task-logs/task-log-service.js';
 export * from './task-logs/task-log-store.js';
+export { contextOfTraceparent, formatTraceparent, parseTraceparent } from './tracing/traceparent.js';
+export { runAttributes, TRACER_NAME, WeftAttr, weftTracer } from './tracing/weft-tracer.js';
 export * from './workers/deliver.js';

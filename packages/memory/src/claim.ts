@@ -25,5 +25,5 @@ export function claimTask(op: Op, runId: string, taskId: string, request: LeaseR
     leaseExpiresAt: leaseEnd(now, request.leaseMs, t.timeoutMs),
   };
   putTask(op, row);
-  return leasedTask(row, run.definitionName);
+  return leasedTask(row, run);
 }

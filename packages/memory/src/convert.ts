@@ -69,6 +69,7 @@ export const runRecord = (r: RunRow): RunRecord => ({
   finishedAt: r.finishedAt,
   parent: r.parent ? { ...r.parent } : null,
   progress: { ...(r.progress ?? NO_PROGRESS) },
+  traceContext: r.traceContext,
 });
 
 /** A run locked by the operation's transaction, with its last history seq and the transaction's time. */
@@ -117,7 +118,7 @@ export const taskRecord = (t: TaskRow): TaskRecord => ({
 });
 
 /** An attempt as a worker gets it with its lease. */
-export const leasedTask = (t: TaskRow, definitionName: string): LeasedTask => ({
+export const leasedTask = (t: TaskRow, run: Pick<RunRow, 'definitionName' | 'traceContext'>): LeasedTask => ({
   id: t.id,
   runId: t.runId,
   nodeId: t.nodeId,
@@ -128,8 +129,9 @@ export const leasedTask = (t: TaskRow, definitionName: string): LeasedTask => ({
   leaseToken: t.leaseToken!,
   leaseExpiresAt: t.leaseExpiresAt!,
   deadlineAt: t.deadlineAt,
-  definitionName,
+  definitionName: run.definitionName,
   idempotencyKey: taskIdempotencyKey(t.runId, t.nodeId, t.iteration),
+  traceContext: run.traceContext,
 });
 
 /** An outbox row as relays and the API read it. */

@@ -70,6 +70,8 @@ function newRunRow(op: Op, r: NewRun): RunRow {
     createdAt: op.tx.now,
     finishedAt: null,
     parent: r.parent ? { ...r.parent } : null,
+    // A child stays in its parent's trace, as in PgStore.
+    traceContext: r.traceContext ?? (r.parent ? (op.s.runs.get(r.parent.runId)?.traceContext ?? null) : null),
   };
 }
 

@@ -66,6 +66,8 @@ export interface RunRow {
   readonly parent: RunParent | null;
   /** Steps known, completed, failed and running; none yet when absent. */
   readonly progress?: RunProgress;
+  /** The W3C traceparent of the span that started the run. */
+  readonly traceContext: string | null;
 }
 
 /** One attempt of one node instance. */

@@ -10,6 +10,7 @@ import { clientErrorHandler, frameworkErrors, installUrlLimit, MAX_PARAM_LENGTH 
 import { installInputGuard } from './input-guard.js';
 import { createServerMetrics, installRequestMetrics, metricsRoute } from './metrics/metrics-route.js';
 import { openApiRoutes } from './openapi.js';
+import { installRequestTracing } from './request-tracing.js';
 import { recordRoutes } from './route-table.js';
 import { auditRoutes } from './routes/audit.js';
 import { bulkRoutes } from './routes/bulk.js';
@@ -85,6 +86,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   recordRoutes(app);
   const metrics = createServerMetrics(options.engine, options.logger ?? null);
   installRequestMetrics(app, metrics);
+  installRequestTracing(app);
   installUrlLimit(app);
   // YAML only as application/yaml: like JSON, a type a web page cannot send without a CORS preflight, so
   // a page of another origin cannot deploy or validate (text/plain and forms are refused with 415).

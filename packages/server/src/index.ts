@@ -13,4 +13,5 @@ export { type RouteInfo, routesOf } from './route-table.js';
 export { keyJson } from './routes/keys.js';
 export * from './serve.js';
 export * from './tls.js';
+export * from './tracing-sdk.js';
 export * from './wire.js';

@@ -26,6 +26,7 @@ import { databaseProbe } from './database-probe.js';
 import { guardProcess } from './process-guard.js';
 import type { DispatchInfo } from './routes/task-dispatch.js';
 import { type ServerTls, serverTls, type TlsFileSettings } from './tls.js';
+import { type Environment, startTracing, type Tracing } from './tracing-sdk.js';
 
 /** How to run a server. */
 export interface ServeOptions {
@@ -74,6 +75,12 @@ export interface ServeOptions {
   readonly corsOrigins?: readonly string[];
   /** Requests per key and window (counted by each server); none by default. */
   readonly rateLimit?: RateLimit | null;
+  /**
+   * Starts OpenTelemetry tracing for the process when these variables ask for it (`OTEL_*`, see
+   * startTracing); `weft server` passes its environment. None by default: a process embedding the server
+   * may register its own SDK, whose tracer provider Weft's spans then use.
+   */
+  readonly tracing?: Environment;
 }
 
 /** How a server authenticates its callers. */
@@ -132,8 +139,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   }
   let outbound: ReturnType<typeof createOutbound>;
   let https: ServerTls | undefined;
+  let tracing: Tracing | null = null;
   try {
     https = options.tls ? serverTls(options.tls) : undefined;
+    tracing = options.tracing ? startTracing(options.tracing) : null;
+    if (tracing) logger.info({ exporters: tracing.exporters }, 'tracing is on (OpenTelemetry)');
     outbound = createOutbound(options.outboundAllow);
     // Checks the keys before anything starts, so a bad key stops the server with the setting named.
     if (options.secretsKey) new SecretBox({ current: options.secretsKey, old: options.secretsOldKeys ?? [] });
@@ -213,6 +223,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     await engine.stop().catch(() => {});
     await Promise.allSettled(destinations.map((d) => d.close?.()));
     await store.close().catch(() => {});
+    await tracing?.shutdown().catch(() => {});
     throw e;
   }
   const unguard = options.guardProcess ? guardProcess(logger) : () => {};
@@ -226,6 +237,10 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       await engine.stop();
       await Promise.allSettled(destinations.map((d) => d.close?.()));
       await store.close();
+      // Last: the spans of the shutdown itself are exported too.
+      await tracing
+        ?.shutdown()
+        .catch((e: unknown) => logger.warn({ error: String(e) }, 'exporting the last spans failed'));
       unguard();
     },
   };

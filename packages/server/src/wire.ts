@@ -95,6 +95,8 @@ export function leasedJson(task: LeasedTask) {
     idempotency_key: task.idempotencyKey,
     // What the engine's stepContext hook built for the handler, when it has one.
     ...(task.context !== undefined ? { context: task.context } : {}),
+    // The W3C trace context the worker opens its handler's span under (the task's lease span).
+    ...(task.traceContext ? { traceparent: task.traceContext } : {}),
   };
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { SinkConfig } from '@weft/connectors';
 import { type EngineConfig, FolderBlobStore } from '@weft/engine';
 import {
+  type Environment,
   type RateLimit,
   type RunningServer,
   type ServeAuth,
@@ -42,6 +43,7 @@ export async function startTestServer(
     corsOrigins?: string[];
     rateLimit?: RateLimit;
     sinks?: readonly SinkConfig[];
+    tracing?: Environment;
   } = {},
 ): Promise<TestServer> {
   const db = await createTestDatabase();

@@ -10,6 +10,7 @@ import {
 } from '@weft/client';
 import { DEFAULT_CONNECT_TIMEOUT_MS, reachServer } from './connect.js';
 import { TerminalError } from './errors.js';
+import { traceHandler } from './handler-span.js';
 import { errorReport, outputReport } from './outcome.js';
 import { Problems, type WorkerLogger } from './problems.js';
 import { RedisPoll } from './redis-poll.js';
@@ -37,6 +38,11 @@ export interface TaskContext {
   readonly context?: Json;
   /** Log lines for this attempt, kept with the run (`weft runs logs`); sent in batches, fenced by the lease. */
   readonly log: TaskLogger;
+  /**
+   * The W3C trace context the server sent with the task (absent when the run has none). The handler's
+   * span is already open under it; this is for passing it on by hand to something outside OpenTelemetry.
+   */
+  readonly traceparent?: string;
 }
 
 /** Does one task: takes its input, returns its output (or throws to fail it). */
@@ -305,6 +311,7 @@ export class Worker {
       signal: abort.signal,
       log: log.logger,
       ...(task.context !== undefined ? { context: task.context } : {}),
+      ...(task.traceparent !== undefined ? { traceparent: task.traceparent } : {}),
     };
     const base = {
       run_id: task.run_id,
@@ -326,15 +333,13 @@ export class Worker {
       this.pending.push(report);
       this.flushSoon();
     };
-    Promise.resolve()
-      .then(() => {
-        if (!handler) throw new TerminalError(`this worker has no handler for task type ${task.task_type}`);
-        return handler(task.input, ctx);
-      })
-      .then(
-        (output) => settle(outputReport(base, task.task_type, output)),
-        (error: unknown) => settle(errorReport(base, error)),
-      );
+    traceHandler(task, this.name, () => {
+      if (!handler) throw new TerminalError(`this worker has no handler for task type ${task.task_type}`);
+      return handler(task.input, ctx);
+    }).then(
+      (output) => settle(outputReport(base, task.task_type, output)),
+      (error: unknown) => settle(errorReport(base, error)),
+    );
   }
 
   /**

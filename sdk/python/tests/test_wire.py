@@ -52,6 +52,11 @@ class ParseTest(unittest.TestCase):
         self.assertIn(f"did not send idempotency_key with task {RAW['task_id']}", str(caught.exception))
         self.assertEqual(caught.exception.code, "idempotency_key_missing")
 
+    def test_the_trace_context_is_passed_on_as_sent(self) -> None:
+        traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        self.assertEqual(TaskContext(parse_task({**RAW, "traceparent": traceparent})).traceparent, traceparent)
+        self.assertIsNone(TaskContext(TASK).traceparent)
+
     def test_a_task_missing_what_a_report_needs_is_refused_by_name(self) -> None:
         for field, value in (("lease_token", None), ("attempt", "2"), ("attempt", True), ("task_id", 7)):
             raw = {**RAW, field: value}

@@ -79,6 +79,12 @@ class TaskContext:
         return self._task.context
 
     @property
+    def traceparent(self) -> Optional[str]:
+        """The W3C trace context the server sent with the task (None when the run has none): open the
+        handler's span under it with your tracing library to join the run's trace."""
+        return self._task.traceparent
+
+    @property
     def idempotency_key(self) -> str:
         """A stable key for side effects: the same for every attempt of this node instance, different for
         every other node, loop pass and map item. Hand it to a payment provider so that a retried charge is

@@ -35,6 +35,7 @@ class LeasedTask:
     context: Any
     idempotency_key: Optional[str]
     has_context: bool
+    traceparent: Optional[str] = None
 
 
 REQUIRED = ("task_id", "run_id", "attempt", "lease_token", "task_type")
@@ -57,6 +58,7 @@ def parse_task(raw: Any) -> LeasedTask:
                 f"a leased task has no valid {name} ({value!r:.100}): the server speaks another protocol"
             )
     key = raw.get("idempotency_key")
+    trace = raw.get("traceparent")
     return LeasedTask(
         task_id=raw["task_id"],
         run_id=raw["run_id"],
@@ -72,6 +74,7 @@ def parse_task(raw: Any) -> LeasedTask:
         context=raw.get("context"),
         idempotency_key=key if isinstance(key, str) and key else None,
         has_context="context" in raw,
+        traceparent=trace if isinstance(trace, str) and trace else None,
     )
 
 

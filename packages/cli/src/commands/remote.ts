@@ -116,7 +116,8 @@ export function attributesOf(attrs: readonly string[]): Record<string, string | 
   const out: Record<string, string | number | boolean> = {};
   for (const attr of attrs) {
     const at = attr.indexOf('=');
-    if (at < 1) throw new UsageError(`--attr ${JSON.stringify(attr)} must be name=value, such as customer=42`);
+    if (at < 1)
+      throw new UsageError(`--attr ${JSON.stringify(attr)} must be name=value, such as customer=42`);
     const text = attr.slice(at + 1);
     const n = Number(text);
     out[attr.slice(0, at)] =

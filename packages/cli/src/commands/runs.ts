@@ -38,7 +38,8 @@ function filterOf(
 
 /** `--attr name=value` as the API's `attr=name:value`; a value without a name is a usage error. */
 function attributeFilter(attr: string): string {
-  if (attr.indexOf('=') < 1) throw new UsageError(`--attr ${JSON.stringify(attr)} must be name=value, such as customer=42`);
+  if (attr.indexOf('=') < 1)
+    throw new UsageError(`--attr ${JSON.stringify(attr)} must be name=value, such as customer=42`);
   return attr.replace('=', ':');
 }
 

@@ -36,6 +36,7 @@ export async function serverCommand(
     guardProcess: true,
     auth: serverAuth(o.host, o.insecureNoAuth === true),
     rateLimit: rateLimit(process.env.WEFT_RATE_LIMIT ?? DEFAULT_RATE_LIMIT),
+    tracing: process.env,
   };
   const server = await serve(options).catch((e) => {
     throw startupError(e, o);
@@ -83,6 +84,7 @@ export async function devCommand(
       ...settings,
       guardProcess: true,
       auth: devKey ? { bootstrapAdminKey: devKey } : { mode: 'off' },
+      tracing: process.env,
     });
   } catch (e) {
     await db.stop();

@@ -45,15 +45,21 @@ export async function decideRound(ctx: DeciderDeps): Promise<boolean> {
 }
 
 async function decideBatch(ctx: DeciderDeps, runIds: readonly string[]): Promise<void> {
-  const { pass } = await ctx.passes.run(null, async (tx, pass) => {
-    const locked = await tx.lockRuns(runIds, 'skip');
-    if (locked.length === 0) return;
-    const claimed = new Set(await tx.claimDecisions(locked.map((r) => r.id)));
-    // A run whose row is gone was decided by someone else since we looked.
-    const items = locked.filter((run) => claimed.has(run.id)).map((run) => ({ run, claimed: true, own: [] }));
-    await ctx.evaluator.decideRuns(tx, items, pass);
-    await pass.finish(tx);
-  });
+  const { pass } = await ctx.passes.run(
+    null,
+    async (tx, pass) => {
+      const locked = await tx.lockRuns(runIds, 'skip');
+      if (locked.length === 0) return;
+      const claimed = new Set(await tx.claimDecisions(locked.map((r) => r.id)));
+      // A run whose row is gone was decided by someone else since we looked.
+      const items = locked
+        .filter((run) => claimed.has(run.id))
+        .map((run) => ({ run, claimed: true, own: [] }));
+      await ctx.evaluator.decideRuns(tx, items, pass);
+      await pass.finish(tx);
+    },
+    { source: 'decider' },
+  );
   await fault('decide.after-commit');
   await ctx.passes.committed(pass);
 }

@@ -61,25 +61,29 @@ export class Sweeper {
     await this.checkEarlierRepairs(idleMs);
     const candidates = await this.ctx.store.stuckRuns(idleMs, 100);
     if (candidates.length === 0) return [];
-    const { result: repaired, pass } = await this.ctx.passes.run(null, async (tx, pass) => {
-      const locked = await tx.lockRuns(candidates, 'skip');
-      const stuck = new Set(
-        await tx.stillStuck(
-          locked.map((r) => r.id),
-          idleMs,
-        ),
-      );
-      const runs = locked.filter((r) => stuck.has(r.id));
-      await this.ctx.evaluator.decideRuns(
-        tx,
-        runs.map((run) => ({ run, claimed: false, own: [{ kind: 'run_swept', idleMs }] })),
-        pass,
-      );
-      // The audit, in the repair's transaction: a repair and its row commit together or not at all.
-      if (runs.length > 0) await tx.recordRepairs?.(describeRepairs(runs, pass.writes));
-      await pass.finish(tx);
-      return runs.map((r) => r.id);
-    });
+    const { result: repaired, pass } = await this.ctx.passes.run(
+      null,
+      async (tx, pass) => {
+        const locked = await tx.lockRuns(candidates, 'skip');
+        const stuck = new Set(
+          await tx.stillStuck(
+            locked.map((r) => r.id),
+            idleMs,
+          ),
+        );
+        const runs = locked.filter((r) => stuck.has(r.id));
+        await this.ctx.evaluator.decideRuns(
+          tx,
+          runs.map((run) => ({ run, claimed: false, own: [{ kind: 'run_swept', idleMs }] })),
+          pass,
+        );
+        // The audit, in the repair's transaction: a repair and its row commit together or not at all.
+        if (runs.length > 0) await tx.recordRepairs?.(describeRepairs(runs, pass.writes));
+        await pass.finish(tx);
+        return runs.map((r) => r.id);
+      },
+      { source: 'sweeper' },
+    );
     await this.ctx.passes.committed(pass);
     if (repaired.length > 0) {
       this.stats.repaired += repaired.length;

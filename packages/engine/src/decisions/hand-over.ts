@@ -241,6 +241,7 @@ export class TaskHandOver {
       deadlineAt: deadline === null ? null : new Date(deadline),
       definitionName: run.definitionName,
       idempotencyKey: taskIdempotencyKey(run.id, nodeId, iteration),
+      traceContext: run.traceContext ?? null,
     };
     if (reservation) {
       reservation.fill(task);

@@ -5,6 +5,7 @@ import type { PayloadStore } from '../payloads/payload-store.js';
 import type { Store, StoreTx } from '../store/store.js';
 import type { Logger } from '../support/logger.js';
 import type { EngineStats } from '../support/stats.js';
+import { type DecisionTrace, recordDecision } from '../tracing/decision-spans.js';
 import type { Wakeups } from '../wakeups/wakeups.js';
 import type { Cascader } from './cascade.js';
 import type { EagerSlot, Gating } from './hand-over.js';
@@ -42,15 +43,18 @@ export class PassRunner {
   /**
    * Runs `fn` in a store transaction with a pass of its own. A transaction may be retried (deadlock,
    * serialisation failure) and each attempt gets a fresh pass; the poll slots reserved by attempts that did
-   * not commit are given back. The caller calls `committed` with the returned pass.
+   * not commit are given back. The caller calls `committed` with the returned pass. The transaction's span
+   * (`weft.decide <source>`) is recorded once it is over (see recordDecision).
    */
   async run<T>(
     eager: EagerSlot | null,
     fn: (tx: StoreTx, pass: Pass) => Promise<T>,
+    decision: DecisionTrace = { source: 'unknown' },
   ): Promise<{ result: T; pass: Pass }> {
     const ctx = this.setup;
     const created: Pass[] = [];
     const began = performance.now();
+    const startedAt = Date.now();
     try {
       const body = async (tx: StoreTx, handle?: unknown) => {
         // With a gate, every task is claimed through a lease path that asks it first: none is handed over.
@@ -78,11 +82,13 @@ export class PassRunner {
           ? await mode.store.runInTransaction((scope) => body(scope.tx, scope.handle))
           : await ctx.store.transaction(body);
       for (const p of created) if (p !== out.pass) p.release();
-      if (out.pass.decided)
+      if (out.pass.decidedAny)
         ctx.stats.meter.decisionPass((performance.now() - began) / 1000, out.pass.changed);
+      recordDecision(decision, startedAt, out.pass.decided, null);
       return out;
     } catch (e) {
       for (const p of created) p.release();
+      recordDecision(decision, startedAt, created.at(-1)?.decided ?? new Map(), e);
       throw e;
     }
   }

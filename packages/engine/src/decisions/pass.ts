@@ -43,6 +43,8 @@ export class Pass {
   handle: unknown = undefined;
   /** Runs this pass was asked to decide (by `Evaluator.decideRuns`, events or not), for the meter. */
   decidedRuns = 0;
+  /** The runs this pass decided, by id: what its span names and links (see recordDecision). */
+  readonly decided = new Map<string, LockedRun>();
 
   /**
    * `eager` is the reporting worker's free capacity, if any; `polls` are the polls waiting in this
@@ -91,6 +93,7 @@ export class Pass {
     loadedIds: ReadonlyMap<string, string>,
     workflow?: Workflow,
   ): void {
+    this.decided.set(run.id, run);
     const scope: ActionScope = {
       run,
       workflow,
@@ -112,7 +115,7 @@ export class Pass {
   }
 
   /** True when this pass decided runs (a decision with no event to decide included). */
-  get decided(): boolean {
+  get decidedAny(): boolean {
     return this.decidedRuns > 0;
   }
 

@@ -1,6 +1,7 @@
 import { WeftError } from '@weft/core';
 import type { LeasedTask, StartRequest } from '../store/records.js';
 import type { Logger } from '../support/logger.js';
+import { traceLeases } from '../tracing/lease-spans.js';
 import type { Gate } from './gate.js';
 import { GateSlots } from './gate-slots.js';
 import type { FinishedRun, Hooks, StepOutcome } from './hooks.js';
@@ -67,8 +68,12 @@ export class Extensions {
       );
   }
 
-  /** Leased tasks with the context a `stepContext` hook builds for each. */
-  async withContext(tasks: LeasedTask[]): Promise<LeasedTask[]> {
+  /**
+   * Leased tasks with the context a `stepContext` hook builds for each, and the `traceparent` of their
+   * lease's span (see traceLeases).
+   */
+  async withContext(leased: LeasedTask[]): Promise<LeasedTask[]> {
+    const tasks = leased.length === 0 ? leased : traceLeases(leased);
     const hook = this.hooks.stepContext;
     if (!hook || tasks.length === 0) return tasks;
     return Promise.all(

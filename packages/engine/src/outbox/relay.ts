@@ -4,6 +4,7 @@ import type { Store } from '../store/store.js';
 import type { EngineConfig } from '../support/config.js';
 import { fault } from '../support/faults.js';
 import type { Logger } from '../support/logger.js';
+import { recordDelivery } from '../tracing/outbox-spans.js';
 import { type Destinations, failureOf } from './destination.js';
 
 /** The relay's settings. */
@@ -99,28 +100,37 @@ export class Relay {
 export async function deliverBatch(ctx: RelayDeps, destination: string): Promise<number> {
   const policy = relayPolicy(ctx.config);
   let claimed: readonly OutboxRow[] = [];
+  let delivered: readonly Delivery[] = [];
+  const startedAt = Date.now();
   try {
-    const { result, pass } = await ctx.passes.run(null, async (tx, pass) => {
-      const rows = await tx.claimOutbox(destination, ctx.config.relayBatch);
-      claimed = rows;
-      if (rows.length === 0) return 0;
-      const handler = ctx.destinations.get(destination);
-      const deliveries: Delivery[] = handler
-        ? await withTimeout(handler.deliver(rows, { tx, pass }), handler.timeoutMs, rows.length)
-        : rows.map(() => unregistered(destination));
-      if (deliveries.length !== rows.length)
-        throw new Error(
-          `destination ${destination} answered ${deliveries.length} deliveries for ${rows.length} rows`,
-        );
-      await fault('relay.after-deliver');
-      // The marks, then the pass's writes (a child's first step) and the commit, in one round trip.
-      const settling = tx.settleOutbox(outcomes(rows, deliveries), policy);
-      await Promise.all([settling, pass.finish(tx)]);
-      return rows.length;
-    });
+    const { result, pass } = await ctx.passes.run(
+      null,
+      async (tx, pass) => {
+        const rows = await tx.claimOutbox(destination, ctx.config.relayBatch);
+        claimed = rows;
+        if (rows.length === 0) return 0;
+        const handler = ctx.destinations.get(destination);
+        const deliveries: Delivery[] = handler
+          ? await withTimeout(handler.deliver(rows, { tx, pass }), handler.timeoutMs, rows.length)
+          : rows.map(() => unregistered(destination));
+        if (deliveries.length !== rows.length)
+          throw new Error(
+            `destination ${destination} answered ${deliveries.length} deliveries for ${rows.length} rows`,
+          );
+        delivered = deliveries;
+        await fault('relay.after-deliver');
+        // The marks, then the pass's writes (a child's first step) and the commit, in one round trip.
+        const settling = tx.settleOutbox(outcomes(rows, deliveries), policy);
+        await Promise.all([settling, pass.finish(tx)]);
+        return rows.length;
+      },
+      { source: 'relay' },
+    );
+    recordDelivery(destination, startedAt, claimed, { deliveries: delivered });
     await ctx.passes.committed(pass);
     return result;
   } catch (error) {
+    recordDelivery(destination, startedAt, claimed, { error });
     // Nothing committed: the rows are still pending. Record the failure so they back off instead of being
     // retried at once (a crash here costs only that: they are retried sooner).
     if (claimed.length > 0) {

@@ -112,24 +112,28 @@ export class HumanTaskService {
         );
     }
     const stored = await this.ctx.payloads.offload(data, 'the human task data');
-    const { result: done, pass } = await this.ctx.passes.run(null, async (tx, pass) => {
-      const [run] = await tx.lockRuns([task.runId], 'wait');
-      if (!run) return null;
-      const claimed = await tx.claimDecisions([run.id]);
-      const answered = await tx.completeHumanTask(namespace, taskId, user, stored);
-      if (!answered) return null;
-      // The answer's message is written with the answer (invariant 7): an answer that rolls back announces
-      // nothing. It carries the data itself, never a blob reference (invariant 25).
-      const sinks = this.ctx.humanTaskSinks.of(namespace);
-      announce(pass, sinks, 'answered', task, run.definitionVersion, { user, data }, new Date());
-      await this.ctx.evaluator.decideRuns(
-        tx,
-        [{ run, claimed: claimed.length > 0, own: [{ kind: 'node_completed', ...answered }] }],
-        pass,
-      );
-      await pass.finish(tx);
-      return answered;
-    });
+    const { result: done, pass } = await this.ctx.passes.run(
+      null,
+      async (tx, pass) => {
+        const [run] = await tx.lockRuns([task.runId], 'wait');
+        if (!run) return null;
+        const claimed = await tx.claimDecisions([run.id]);
+        const answered = await tx.completeHumanTask(namespace, taskId, user, stored);
+        if (!answered) return null;
+        // The answer's message is written with the answer (invariant 7): an answer that rolls back announces
+        // nothing. It carries the data itself, never a blob reference (invariant 25).
+        const sinks = this.ctx.humanTaskSinks.of(namespace);
+        announce(pass, sinks, 'answered', task, run.definitionVersion, { user, data }, new Date());
+        await this.ctx.evaluator.decideRuns(
+          tx,
+          [{ run, claimed: claimed.length > 0, own: [{ kind: 'node_completed', ...answered }] }],
+          pass,
+        );
+        await pass.finish(tx);
+        return answered;
+      },
+      { source: 'human_task' },
+    );
     if (!done) throw await this.whyNot(namespace, taskId, user, 'complete');
     await this.ctx.passes.committed(pass);
     return this.get(namespace, taskId);

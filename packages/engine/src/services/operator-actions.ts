@@ -123,21 +123,25 @@ export class OperatorActionService {
     runId: string,
     build: (tx: StoreTx, run: LockedRun) => Promise<{ own: RunEvent[]; wholeRun?: readonly LoadedTask[] }>,
   ): Promise<RunRecord> {
-    const { pass } = await this.ctx.passes.run(null, async (tx, pass) => {
-      const [run] = await tx.lockRuns([runId], 'wait');
-      if (!run) throw notFound(runId);
-      // Claim before reading anything else (invariants 2 and 3): an event committed after this point earns
-      // its own decision; one committed before is in the inbox this decision reads.
-      const claimed = await tx.claimDecisions([runId]);
-      await fault('control.after-claim');
-      const { own, wholeRun } = await build(tx, run);
-      await this.ctx.evaluator.decideRuns(
-        tx,
-        [{ run, claimed: claimed.length > 0, own, ...(wholeRun ? { wholeRun } : {}) }],
-        pass,
-      );
-      await pass.finish(tx);
-    });
+    const { pass } = await this.ctx.passes.run(
+      null,
+      async (tx, pass) => {
+        const [run] = await tx.lockRuns([runId], 'wait');
+        if (!run) throw notFound(runId);
+        // Claim before reading anything else (invariants 2 and 3): an event committed after this point earns
+        // its own decision; one committed before is in the inbox this decision reads.
+        const claimed = await tx.claimDecisions([runId]);
+        await fault('control.after-claim');
+        const { own, wholeRun } = await build(tx, run);
+        await this.ctx.evaluator.decideRuns(
+          tx,
+          [{ run, claimed: claimed.length > 0, own, ...(wholeRun ? { wholeRun } : {}) }],
+          pass,
+        );
+        await pass.finish(tx);
+      },
+      { source: 'operator' },
+    );
     await this.ctx.passes.committed(pass);
     const after = await this.ctx.store.getRun(runId);
     if (!after) throw notFound(runId);

@@ -68,51 +68,55 @@ export class SignalService {
       data,
       by: request.by,
     };
-    const { result, pass } = await this.ctx.passes.run(null, async (tx, pass) => {
-      const [run] = await tx.lockRuns([request.runId], 'wait');
-      if (!run || run.namespace !== request.namespace)
-        throw new WeftError('run_not_found', `there is no run ${request.runId}`, 404);
-      if (isTerminalRun(run.status)) {
-        throw new WeftError(
-          'run_finished',
-          `run ${run.id} is already ${run.status}; signals go to running or paused runs only, and nothing was recorded`,
-          409,
+    const { result, pass } = await this.ctx.passes.run(
+      null,
+      async (tx, pass) => {
+        const [run] = await tx.lockRuns([request.runId], 'wait');
+        if (!run || run.namespace !== request.namespace)
+          throw new WeftError('run_not_found', `there is no run ${request.runId}`, 404);
+        if (isTerminalRun(run.status)) {
+          throw new WeftError(
+            'run_finished',
+            `run ${run.id} is already ${run.status}; signals go to running or paused runs only, and nothing was recorded`,
+            409,
+          );
+        }
+        const workflow = await this.ctx.definitions.workflow(run.definitionId, tx);
+        if (!workflow.signals.has(request.name)) {
+          const known = [...workflow.signals];
+          throw new WeftError(
+            'unknown_signal',
+            `${run.definitionName} v${run.definitionVersion} waits for no signal named "${request.name}"${known.length > 0 ? ` (it waits for ${known.map((s) => `"${s}"`).join(', ')})` : ' (it has no wait_for_event node)'}`,
+            422,
+          );
+        }
+        const claimed = await tx.claimDecisions([run.id]);
+        await this.ctx.evaluator.decideRuns(tx, [{ run, claimed: claimed.length > 0, own: [event] }], pass);
+        const record = pass.writes.history.find(
+          (h) => h.type === 'signal.received' && (h.data as { signal_id?: string }).signal_id === signalId,
         );
-      }
-      const workflow = await this.ctx.definitions.workflow(run.definitionId, tx);
-      if (!workflow.signals.has(request.name)) {
-        const known = [...workflow.signals];
-        throw new WeftError(
-          'unknown_signal',
-          `${run.definitionName} v${run.definitionVersion} waits for no signal named "${request.name}"${known.length > 0 ? ` (it waits for ${known.map((s) => `"${s}"`).join(', ')})` : ' (it has no wait_for_event node)'}`,
-          422,
-        );
-      }
-      const claimed = await tx.claimDecisions([run.id]);
-      await this.ctx.evaluator.decideRuns(tx, [{ run, claimed: claimed.length > 0, own: [event] }], pass);
-      const record = pass.writes.history.find(
-        (h) => h.type === 'signal.received' && (h.data as { signal_id?: string }).signal_id === signalId,
-      );
-      const data = (record?.data ?? null) as {
-        outcome?: string;
-        why?: string;
-        node?: string;
-        iteration?: string;
-      } | null;
-      if (data?.outcome === 'refused')
-        throw new WeftError(
-          'signal_refused',
-          `the signal was refused: ${data.why}; nothing was recorded`,
-          409,
-        );
-      await pass.finish(tx);
-      const outcome: SignalOutcome = !data
-        ? { signalId, outcome: 'queued' }
-        : data.outcome === 'delivered'
-          ? { signalId, outcome: 'delivered', node: data.node ?? '', iteration: data.iteration ?? '' }
-          : { signalId, outcome: 'kept' };
-      return outcome;
-    });
+        const data = (record?.data ?? null) as {
+          outcome?: string;
+          why?: string;
+          node?: string;
+          iteration?: string;
+        } | null;
+        if (data?.outcome === 'refused')
+          throw new WeftError(
+            'signal_refused',
+            `the signal was refused: ${data.why}; nothing was recorded`,
+            409,
+          );
+        await pass.finish(tx);
+        const outcome: SignalOutcome = !data
+          ? { signalId, outcome: 'queued' }
+          : data.outcome === 'delivered'
+            ? { signalId, outcome: 'delivered', node: data.node ?? '', iteration: data.iteration ?? '' }
+            : { signalId, outcome: 'kept' };
+        return outcome;
+      },
+      { source: 'signal' },
+    );
     await this.ctx.passes.committed(pass);
     return result;
   }

@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import { checkAttributes, checkSchema, type RunAttributes, WeftError, type Workflow } from '@weft/core';
 import type { Evaluator } from '../decisions/evaluator.js';
 import type { PassRunner } from '../decisions/pass-runner.js';
@@ -7,6 +8,8 @@ import type { DefinitionRecord, LockedRun, RunRecord, StartRequest } from '../st
 import type { IdempotentRun, NewRun, Store } from '../store/store.js';
 import { uuidv7 } from '../support/ids.js';
 import type { EngineStats } from '../support/stats.js';
+import { openStartSpan } from '../tracing/decision-spans.js';
+import { formatTraceparent } from '../tracing/traceparent.js';
 import type { DefinitionService } from './definitions.js';
 import type { RunIndex } from './run-index.js';
 
@@ -61,6 +64,8 @@ interface AcceptedStart {
   readonly index: number;
   readonly run: NewRun;
   readonly by?: string;
+  /** The caller's `traceparent`. */
+  readonly traceContext?: string;
 }
 
 /** A start answered by the run another start with the same key made. */
@@ -116,6 +121,7 @@ async function checkStarts(
       accepted.push({
         index,
         ...(request.by ? { by: request.by } : {}),
+        ...(request.traceContext ? { traceContext: request.traceContext } : {}),
         run: {
           id: uuidv7(),
           namespace: request.namespace,
@@ -151,6 +157,25 @@ export function checkInput(
   }
 }
 
+/**
+ * Opens the span of a batch's transaction, under the first start's `traceparent`, and gives each run the
+ * trace context to keep: that span's for the starts of its caller, and their own caller's for starts of
+ * other requests the batch took in (which the span links to), so no run lands in another request's trace.
+ */
+function traceStarts(accepted: readonly AcceptedStart[]): { span: Span; runs: NewRun[] } {
+  const first = accepted.find((a) => a.traceContext)?.traceContext;
+  const others = [
+    ...new Set(accepted.flatMap((a) => (a.traceContext && a.traceContext !== first ? [a.traceContext] : []))),
+  ];
+  const span = openStartSpan(first, others);
+  const own = formatTraceparent(span.spanContext());
+  const runs = accepted.map((a) => {
+    const traceContext = a.traceContext === first ? own : (a.traceContext ?? null);
+    return traceContext ? { ...a.run, traceContext } : a.run;
+  });
+  return { span, runs };
+}
+
 /** Inserts the batch's runs and decides their first step, in one transaction (see startBatch). */
 async function insertStarts(ctx: StartDeps, accepted: readonly AcceptedStart[]): Promise<Inserted> {
   const keyed: IdempotentRun[] = accepted.flatMap((a) =>
@@ -166,44 +191,50 @@ async function insertStarts(ctx: StartDeps, accepted: readonly AcceptedStart[]):
         ],
   );
   const namespaces = [...new Set(accepted.map((a) => a.run.namespace))];
-  const { result, pass } = await ctx.passes.run(null, async (tx, pass) => {
-    // Sent in this order, awaited together: one round trip.
-    const claiming = keyed.length > 0 ? tx.claimIdempotencyKeys(keyed) : Promise.resolve([]);
-    const locking = tx.lockQuotas(namespaces);
-    const inserting = tx.insertRuns(accepted.map((a) => a.run));
-    const [won, , locked] = await Promise.all([claiming, locking, inserting]);
-    const wonKeys = new Set(won.map((k) => keyOf(k.namespace, k.key)));
-    const inserted = new Set(locked.map((r) => r.id));
-    // A key won by a run the quota kept out must not name a run that does not exist.
-    const orphans = keyed.filter((k) => wonKeys.has(keyOf(k.namespace, k.key)) && !inserted.has(k.runId));
-    const refusedNamespaces = [
-      ...new Set(
-        accepted
-          .filter((a) => !inserted.has(a.run.id))
-          .filter(
-            (a) =>
-              a.run.idempotencyKey === undefined || wonKeys.has(keyOf(a.run.namespace, a.run.idempotencyKey)),
-          )
-          .map((a) => a.run.namespace),
-      ),
-    ];
-    const [usage] = await Promise.all([
-      refusedNamespaces.length > 0 ? tx.quotaUsage(refusedNamespaces) : Promise.resolve([]),
-      orphans.length > 0 ? tx.releaseIdempotencyKeys(orphans) : Promise.resolve(),
-    ]);
-    for (const run of locked) ctx.runs.remember(run.id, run.definitionId);
-    const startedBy = new Map(accepted.flatMap((a) => (a.by ? [[a.run.id, a.by] as const] : [])));
-    await ctx.evaluator.decideRuns(
-      tx,
-      locked.map((run) => {
-        const by = startedBy.get(run.id);
-        return { run, claimed: false, fresh: true, own: [{ kind: 'run_started', ...(by ? { by } : {}) }] };
-      }),
-      pass,
-    );
-    await pass.finish(tx);
-    return { locked, wonKeys, usage };
-  });
+  const { span, runs } = traceStarts(accepted);
+  const { result, pass } = await ctx.passes.run(
+    null,
+    async (tx, pass) => {
+      // Sent in this order, awaited together: one round trip.
+      const claiming = keyed.length > 0 ? tx.claimIdempotencyKeys(keyed) : Promise.resolve([]);
+      const locking = tx.lockQuotas(namespaces);
+      const inserting = tx.insertRuns(runs);
+      const [won, , locked] = await Promise.all([claiming, locking, inserting]);
+      const wonKeys = new Set(won.map((k) => keyOf(k.namespace, k.key)));
+      const inserted = new Set(locked.map((r) => r.id));
+      // A key won by a run the quota kept out must not name a run that does not exist.
+      const orphans = keyed.filter((k) => wonKeys.has(keyOf(k.namespace, k.key)) && !inserted.has(k.runId));
+      const refusedNamespaces = [
+        ...new Set(
+          accepted
+            .filter((a) => !inserted.has(a.run.id))
+            .filter(
+              (a) =>
+                a.run.idempotencyKey === undefined ||
+                wonKeys.has(keyOf(a.run.namespace, a.run.idempotencyKey)),
+            )
+            .map((a) => a.run.namespace),
+        ),
+      ];
+      const [usage] = await Promise.all([
+        refusedNamespaces.length > 0 ? tx.quotaUsage(refusedNamespaces) : Promise.resolve([]),
+        orphans.length > 0 ? tx.releaseIdempotencyKeys(orphans) : Promise.resolve(),
+      ]);
+      for (const run of locked) ctx.runs.remember(run.id, run.definitionId);
+      const startedBy = new Map(accepted.flatMap((a) => (a.by ? [[a.run.id, a.by] as const] : [])));
+      await ctx.evaluator.decideRuns(
+        tx,
+        locked.map((run) => {
+          const by = startedBy.get(run.id);
+          return { run, claimed: false, fresh: true, own: [{ kind: 'run_started', ...(by ? { by } : {}) }] };
+        }),
+        pass,
+      );
+      await pass.finish(tx);
+      return { locked, wonKeys, usage };
+    },
+    { source: 'start', span },
+  );
   await ctx.passes.committed(pass);
   ctx.stats.runsStarted += result.locked.length;
   return result;

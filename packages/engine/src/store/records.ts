@@ -49,6 +49,11 @@ export interface RunRecord {
   readonly progress?: RunProgress;
   /** Search attributes, read by the API's reads (`getRun`, `listRuns`), not by decisions. */
   readonly attributes?: RunAttributes;
+  /**
+   * The W3C `traceparent` of the span that started the run (null when the start carried none and tracing
+   * is off): the parent of its tasks' spans, and the link of every later decision (see docs/guide/tracing.md).
+   */
+  readonly traceContext?: string | null;
 }
 
 /** Which attempt of which node started a run. A `detached` run (fire and forget) does not report back. */
@@ -132,6 +137,11 @@ export interface LeasedTask {
   readonly context?: Json;
   /** How long the task waited, for metrics; set by the store's lease (absent from a store that does not say). */
   readonly waited?: LeaseWait;
+  /**
+   * The W3C `traceparent` a worker opens its handler's span under: the run's trace context as the store
+   * returns it, then the lease's own span once the engine has traced the lease. Null when the run has none.
+   */
+  readonly traceContext?: string | null;
 }
 
 /** How long a leased task waited, in seconds, by the database's clock. */
@@ -242,6 +252,8 @@ export interface StartRequest {
   readonly attributes?: RunAttributes;
   /** Who asked (an API key's name): recorded in the run's history with its start. */
   readonly by?: string;
+  /** The caller's W3C `traceparent` (the HTTP request's span): the parent of the start's span. */
+  readonly traceContext?: string;
 }
 
 /** A worker's report on an attempt it holds. */

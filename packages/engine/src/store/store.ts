@@ -74,6 +74,8 @@ export interface NewRun {
   readonly startKey?: string;
   /** Search attributes given at start. */
   readonly attributes?: RunAttributes;
+  /** The W3C `traceparent` of the span that starts the run, kept with it (see RunRecord). */
+  readonly traceContext?: string | null;
 }
 
 /** An idempotency key and the run it started. */

@@ -1,8 +1,10 @@
+import { context, INVALID_SPAN_CONTEXT, trace } from '@opentelemetry/api';
 import { type HttpRequestInput, type Json, type StatusMatch, type TaskError, WeftError } from '@weft/core';
 import { refusalIn } from '../outbound/address-policy.js';
 import type { Outbound } from '../outbound/outbound.js';
 import { outboundFetch } from '../outbound/outbound-fetch.js';
 import { fillSecretsInJson, redactSecrets, secretNamesInJson } from '../secrets/placeholders.js';
+import { formatTraceparent } from '../tracing/traceparent.js';
 import type { SystemTaskHandler, SystemTaskOutcome } from './system-runner.js';
 
 /** Largest response body kept as the node's output. */
@@ -58,6 +60,10 @@ export async function runHttpTask(
   const request = input as unknown as HttpRequestInput;
   const what = `${request.method} ${shownUrl ?? request.url}`;
   const headers: Record<string, string> = { 'user-agent': 'weft', ...request.headers };
+  // The called service joins the run's trace (the task's span is active), unless the node sets its own.
+  const traceparent = formatTraceparent(trace.getSpanContext(context.active()) ?? INVALID_SPAN_CONTEXT);
+  if (traceparent && !Object.keys(headers).some((h) => h.toLowerCase() === 'traceparent'))
+    headers.traceparent = traceparent;
   let body: string | undefined;
   if (request.body !== undefined && request.method !== 'GET' && request.method !== 'HEAD') {
     body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);

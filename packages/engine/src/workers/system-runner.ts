@@ -3,6 +3,7 @@ import type { Json, TaskError } from '@weft/core';
 import type { TaskService } from '../services/tasks/tasks.js';
 import { ANY_NAMESPACE } from '../store/namespaces.js';
 import type { Logger } from '../support/logger.js';
+import { traceSystemTask } from '../tracing/system-task-spans.js';
 import { InProcessWorker } from './in-process-worker.js';
 
 /** What a system task's handler gives back: the output, or an error (retryable or not). */
@@ -45,7 +46,8 @@ export class SystemTaskRunner {
       concurrency: options.concurrency,
       logger: options.logger,
       label: 'system tasks',
-      handler: (task, signal) => options.handlers[task.taskType]!(task.input, signal, task),
+      handler: (task, signal) =>
+        traceSystemTask(task, this.name, () => options.handlers[task.taskType]!(task.input, signal, task)),
     });
   }
 

@@ -4,7 +4,7 @@ import { bools, jsonText } from '../db.js';
 import { RUN_COLUMNS } from './runs.js';
 
 /**
- * Inserts runs started by other runs' nodes, deduplicated on their start keys (the starting attempt's
+ * Inserts runs started by other runs' nodes (each in its parent's trace), deduplicated on their start keys (the starting attempt's
  * identity, attempt included). A start delivered twice (the relay redelivers after a crash; an operator
  * replays a dead letter) finds its key taken: ON CONFLICT DO NOTHING absorbs it, and only the runs whose key
  * this statement inserted are inserted and come back, locked by this transaction, to be decided (invariant
@@ -23,9 +23,11 @@ export async function insertChildRuns(sql: Db, runs: readonly NewRun[]): Promise
       RETURNING run_id
     )
     INSERT INTO weft.runs AS r (id, namespace, definition_id, definition_name, definition_version, status, input,
-                                parent_run_id, parent_node_id, parent_iteration, parent_attempt, detached)
+                                parent_run_id, parent_node_id, parent_iteration, parent_attempt, detached, trace_context)
     SELECT id, namespace, definition_id, definition_name, definition_version, 'running', input::jsonb,
-           parent_run_id, parent_node_id, parent_iteration, parent_attempt, detached
+           parent_run_id, parent_node_id, parent_iteration, parent_attempt, detached,
+           -- A child stays in its parent's trace: one key lookup, no lock (the row is only read).
+           (SELECT p.trace_context FROM weft.runs p WHERE p.id = n.parent_run_id)
       FROM won JOIN unnest(${runs.map((r) => r.id)}::uuid[], ${runs.map((r) => r.namespace)}::text[], ${runs.map((r) => r.definitionId)}::bigint[],
                   ${runs.map((r) => r.definitionName)}::text[], ${runs.map((r) => r.definitionVersion)}::int[],
                   ${runs.map((r) => jsonText(r.input) ?? 'null')}::text[],

@@ -67,7 +67,7 @@ export async function leaseTasksById(
               'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
-              'definition_name', r.definition_name,
+              'definition_name', r.definition_name, 'trace_context', r.trace_context,
               -- No queue row: a task is due from its creation, or a retry from its not-before time.
               ${waitedFields(sql, sql`coalesce(l.retry_at, l.created_at)`)}))
              FROM leased l JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks,

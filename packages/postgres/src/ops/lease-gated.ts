@@ -189,7 +189,7 @@ export async function leaseGated(
               'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
-              'definition_name', r.definition_name, ${waitedFields(sql, sql`p.available_at`)}))
+              'definition_name', r.definition_name, 'trace_context', r.trace_context, ${waitedFields(sql, sql`p.available_at`)}))
              FROM leased l JOIN picked p ON p.task_id = l.id AND p.run_id = l.run_id
              JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
   const retry = [...later.values()].map((d) => d.getTime());

@@ -17,6 +17,7 @@ export interface LeasedJson {
   /** Seconds since the task became due, and since its row was created (see LeaseWait). */
   queued_seconds: number;
   created_seconds: number;
+  trace_context: string | null;
 }
 
 /** A leased task as the lease statements return it (JSON built in SQL). */
@@ -37,6 +38,7 @@ export const fromJson = (t: LeasedJson): LeasedTask => ({
     queueSeconds: Math.max(0, t.queued_seconds),
     stepSeconds: t.attempt === 1 ? Math.max(0, t.created_seconds) : null,
   },
+  traceContext: t.trace_context,
 });
 
 /**
@@ -143,7 +145,7 @@ export async function leaseTasks(sql: Db, request: LeaseRequest): Promise<FastLe
               'id', l.id, 'run_id', l.run_id, 'node_id', l.node_id, 'iteration', l.iteration, 'attempt', l.attempt,
               'task_type', l.task_type, 'input', l.input, 'lease_token', l.lease_token,
               'lease_expires_at', l.lease_expires_at, 'deadline_at', l.deadline_at,
-              'definition_name', r.definition_name, ${waitedFields(sql, sql`p.available_at`)})
+              'definition_name', r.definition_name, 'trace_context', r.trace_context, ${waitedFields(sql, sql`p.available_at`)})
               ORDER BY p.priority DESC, p.id)
              FROM leased l JOIN picked p ON p.task_id = l.id JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
   return { tasks: row!.tasks.map(fromJson), taken: row!.taken, gated: row!.gated, nextAt: row!.nextAt };

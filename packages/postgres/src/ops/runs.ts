@@ -4,7 +4,7 @@ import { bools, jsonText } from '../db.js';
 
 /** The columns of a run record (`r` is the runs table). */
 export const RUN_COLUMNS = `r.id, r.namespace, r.definition_id::text, r.definition_name, r.definition_version, r.status,
-  r.input, r.output, r.error, r.vars, r.sinks_done, r.created_at, r.finished_at,
+  r.input, r.output, r.error, r.vars, r.sinks_done, r.created_at, r.finished_at, r.trace_context,
   jsonb_build_object('known', r.steps_known, 'completed', r.steps_completed, 'failed', r.steps_failed,
     'running', r.steps_running) AS progress,
   CASE WHEN r.parent_run_id IS NULL THEN NULL ELSE jsonb_build_object('runId', r.parent_run_id,
@@ -33,8 +33,8 @@ export async function insertRuns(sql: Db, runs: readonly NewRun[]): Promise<Lock
       SELECT * FROM unnest(${runs.map((r) => r.id)}::uuid[], ${runs.map((r) => r.namespace)}::text[], ${runs.map((r) => r.definitionId)}::bigint[],
                   ${runs.map((r) => r.definitionName)}::text[], ${runs.map((r) => r.definitionVersion)}::int[],
                   ${runs.map((r) => jsonText(r.input) ?? 'null')}::text[], ${runs.map((r) => r.idempotencyKey ?? null)}::text[],
-                  ${runs.map((r) => jsonText(r.attributes))}::text[])
-        WITH ORDINALITY AS n(id, namespace, definition_id, definition_name, definition_version, input, key, attrs, ord)
+                  ${runs.map((r) => jsonText(r.attributes))}::text[], ${runs.map((r) => r.traceContext ?? null)}::text[])
+        WITH ORDINALITY AS n(id, namespace, definition_id, definition_name, definition_version, input, key, attrs, trace_context, ord)
     ), keyed AS (
       SELECT n.* FROM n
        WHERE n.key IS NULL
@@ -49,8 +49,8 @@ export async function insertRuns(sql: Db, runs: readonly NewRun[]): Promise<Lock
         LEFT JOIN room q ON q.namespace = k.namespace
        WHERE q.free IS NULL OR k.place <= q.free
     ), inserted AS (
-      INSERT INTO weft.runs AS r (id, namespace, definition_id, definition_name, definition_version, status, input)
-      SELECT id, namespace, definition_id, definition_name, definition_version, 'running', input::jsonb
+      INSERT INTO weft.runs AS r (id, namespace, definition_id, definition_name, definition_version, status, input, trace_context)
+      SELECT id, namespace, definition_id, definition_name, definition_version, 'running', input::jsonb, trace_context
         FROM admitted ORDER BY ord
       RETURNING ${sql.unsafe(RUN_COLUMNS)}, 0 AS last_seq, now() AS now
     ), attributes AS (

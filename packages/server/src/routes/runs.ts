@@ -3,6 +3,7 @@ import type { Engine } from '@weft/engine';
 import { isUuid } from '@weft/engine/internal';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
+import { traceContextOf } from '../request-tracing.js';
 import { historyJson, runJson, taskJson } from '../wire.js';
 import { actorOf, keyNameOf } from './audit.js';
 import { digitsField, versionField } from './fields.js';
@@ -83,6 +84,7 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
       ...(on_duplicate !== undefined ? { onDuplicate: on_duplicate } : {}),
       ...(request.body.attributes !== undefined ? { attributes: request.body.attributes } : {}),
       ...keyNameOf(request),
+      ...traceContextOf(request),
     });
     const shown = await engine.context.payloads.resolveFields(run, ['input', 'output']);
     // 201 for a new run, 200 for the run an earlier start with the same key made.
@@ -100,7 +102,13 @@ export function runRoutes(app: FastifyInstance, engine: Engine): void {
       const items = await Promise.all(
         inputs.map((input) =>
           engine.runs
-            .start({ namespace, definition, ...(version !== undefined ? { version } : {}), input })
+            .start({
+              namespace,
+              definition,
+              ...(version !== undefined ? { version } : {}),
+              input,
+              ...traceContextOf(request),
+            })
             .then(
               (run) => runJson(run),
               (error: unknown) => {

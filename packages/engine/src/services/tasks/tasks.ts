@@ -198,10 +198,13 @@ export class TaskService {
     inline: boolean,
   ): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
     const runIds = [...new Set(request.reports.map((r) => r.runId))];
-    const { result, pass } = await this.ctx.passes.run(eager, (tx, pass) =>
-      inline
-        ? this.decideReports(tx, pass, request, runIds, eager)
-        : this.queueReports(tx, pass, request, runIds),
+    const { result, pass } = await this.ctx.passes.run(
+      eager,
+      (tx, pass) =>
+        inline
+          ? this.decideReports(tx, pass, request, runIds, eager)
+          : this.queueReports(tx, pass, request, runIds),
+      { source: 'report' },
     );
     const { verdicts, queued } = result;
     await fault('report.after-commit');
