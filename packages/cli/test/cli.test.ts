@@ -98,6 +98,7 @@ describe('weft CLI', { timeout: 240_000 }, () => {
     expect(list.out).toContain(id);
     const shown = await weft(['runs', 'show', id], env);
     expect(shown.out).toMatch(/status\s+running/);
+    expect(shown.out).toMatch(/progress\s+0\/1 steps completed, 1 running, 0 failed/);
     expect(shown.out).toMatch(/NODE\s+ATTEMPT\s+STATUS/);
     expect(shown.out).toMatch(/first\s+1\s+queued\s+cli\.first/);
     const cancelled = await weft(['cancel', id, '--reason', 'testing the CLI'], env);
