@@ -94,7 +94,8 @@ describe('weft CLI', { timeout: 240_000 }, () => {
     expect(started.code).toBe(0);
     const id = /started run ([0-9a-f-]{36})/.exec(started.out)![1]!;
     const list = await weft(['runs', 'list', '--definition', 'clirun'], env);
-    expect(list.out).toMatch(/RUN\s+DEFINITION\s+STATUS/);
+    expect(list.out).toMatch(/RUN\s+DEFINITION\s+STATUS\s+STEPS/);
+    expect(list.out).toMatch(/clirun v1\s+\S*running\S*\s+0\/1/);
     expect(list.out).toContain(id);
     const shown = await weft(['runs', 'show', id], env);
     expect(shown.out).toMatch(/status\s+running/);

@@ -105,11 +105,12 @@ export async function listRunsCommand(
     }
     console.log(
       table(
-        ['RUN', 'DEFINITION', 'STATUS', 'STARTED', 'TOOK'],
+        ['RUN', 'DEFINITION', 'STATUS', 'STEPS', 'STARTED', 'TOOK'],
         page.items.map((r) => [
           r.id,
           `${r.definition} v${r.version}`,
           status(r.status),
+          r.progress ? `${r.progress.completed}/${r.progress.known}` : '',
           r.created_at,
           elapsed(r.created_at, r.finished_at),
         ]),
