@@ -94,10 +94,12 @@ describe('weft CLI', { timeout: 240_000 }, () => {
     expect(started.code).toBe(0);
     const id = /started run ([0-9a-f-]{36})/.exec(started.out)![1]!;
     const list = await weft(['runs', 'list', '--definition', 'clirun'], env);
-    expect(list.out).toMatch(/RUN\s+DEFINITION\s+STATUS/);
+    expect(list.out).toMatch(/RUN\s+DEFINITION\s+STATUS\s+STEPS/);
+    expect(list.out).toMatch(/clirun v1\s+\S*running\S*\s+0\/1/);
     expect(list.out).toContain(id);
     const shown = await weft(['runs', 'show', id], env);
     expect(shown.out).toMatch(/status\s+running/);
+    expect(shown.out).toMatch(/progress\s+0\/1 steps completed, 1 running, 0 failed/);
     expect(shown.out).toMatch(/NODE\s+ATTEMPT\s+STATUS/);
     expect(shown.out).toMatch(/first\s+1\s+queued\s+cli\.first/);
     const cancelled = await weft(['cancel', id, '--reason', 'testing the CLI'], env);

@@ -50,11 +50,12 @@ export async function listRunsCommand(filter: RunListOptions, o: RemoteOptions):
     print(page, (p) => {
       if (p.items.length === 0) return 'no runs';
       const rows = table(
-        ['RUN', 'DEFINITION', 'STATUS', 'STARTED', 'TOOK'],
+        ['RUN', 'DEFINITION', 'STATUS', 'STEPS', 'STARTED', 'TOOK'],
         p.items.map((r) => [
           r.id,
           `${r.definition} v${r.version}`,
           status(r.status),
+          r.progress ? `${r.progress.completed}/${r.progress.known}` : '',
           r.created_at,
           elapsed(r.created_at, r.finished_at),
         ]),

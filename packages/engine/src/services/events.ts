@@ -105,7 +105,13 @@ function keyPart(key: string): string {
   return key.length <= MAX_KEY_PART ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
 }
 
+/**
+ * A start's own error as a failure of the answer. The other starts of the event have committed by then, so
+ * even an unexpected error is answered beside them rather than thrown (a retry with the same id would
+ * answer the same runs).
+ */
 function asWeftError(error: unknown): WeftError {
   if (error instanceof WeftError) return error;
-  throw error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new WeftError('start_failed', `the run could not start: ${message}; send the event again`, 500);
 }

@@ -29,6 +29,23 @@ export function definitionTests(fixture: () => Fixture): void {
       ]);
     });
 
+    it('lists the latest version of each definition whose latest version listens for an event', async () => {
+      const { store } = fixture();
+      const ns = freshNamespace();
+      const listening = (name: string, event: string) =>
+        `name: ${name}\ntriggers: [{ event: ${event} }]\nnodes:\n  - { id: a, task_type: work }\n`;
+      await deploy(store, ns, listening('first', 'paid'));
+      const second = await deploy(store, ns, listening('first', 'paid').replace('work', 'work2'));
+      await deploy(store, ns, listening('dropped', 'paid'));
+      await deploy(store, ns, v(1).replace('versioned', 'dropped'));
+      await deploy(store, ns, listening('other', 'refunded'));
+      const found = await store.listTriggeredDefinitions(ns, 'paid');
+      expect(found.map((d) => [d.name, d.version])).toEqual([['first', 2]]);
+      expect(found[0]).toEqual(second);
+      expect(await store.listTriggeredDefinitions(freshNamespace(), 'paid')).toEqual([]);
+      expect(await store.listTriggeredDefinitions(ns, 'unknown')).toEqual([]);
+    });
+
     it('concurrent deploys of different content of one name take different version numbers', async () => {
       const ns = freshNamespace();
       const peers = await fixture().peers(5);

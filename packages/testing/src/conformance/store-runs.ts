@@ -147,6 +147,60 @@ export function runTests(fixture: () => Fixture): void {
     });
   });
 
+  describe('progress', () => {
+    it('counts the progress of the history it writes, and a finished run has nothing running', async () => {
+      const { store } = fixture();
+      const ns = freshNamespace();
+      const runId = await insertRun(store, await deploy(store, ns));
+      const at = (type: string, seq: number, nodeId: string, attempt: number, data: object = {}) => ({
+        runId,
+        seq,
+        type,
+        nodeId,
+        iteration: '',
+        attempt,
+        data: data as never,
+      });
+      await store.transaction(async (tx) => {
+        await tx.lockRuns([runId], 'wait');
+        await tx.write(
+          writes({
+            history: [
+              at('task.scheduled', 1, 'a', 1),
+              at('task.scheduled', 2, 'b', 1),
+              at('task.failed', 3, 'b', 1, { final: false }),
+              at('task.scheduled', 4, 'b', 2, { retry: true }),
+              at('task.completed', 5, 'a', 1),
+            ],
+          }),
+          { commit: true },
+        );
+      });
+      expect((await store.getRun(runId))?.progress).toEqual({
+        known: 2,
+        completed: 1,
+        failed: 0,
+        running: 1,
+      });
+      await store.transaction(async (tx) => {
+        await tx.lockRuns([runId], 'wait');
+        await tx.write(
+          writes({
+            runUpdates: [{ runId, status: 'failed', finished: true }],
+            history: [at('task.failed', 6, 'b', 2, { final: true })],
+          }),
+          { commit: true },
+        );
+      });
+      expect((await store.getRun(runId))?.progress).toEqual({
+        known: 2,
+        completed: 1,
+        failed: 1,
+        running: 0,
+      });
+    });
+  });
+
   describe('transactions', () => {
     it('a transaction that throws leaves nothing behind', async () => {
       const { store } = fixture();
