@@ -286,6 +286,10 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
         console.log(
           `rounds ${s.rounds}, repaired ${s.repaired} (idle threshold ${s.idle_ms} ms)${s.recent.length ? `; recent: ${s.recent.join(', ')}` : ''}`,
         );
+        if (s.checked_moved + s.checked_stuck > 0)
+          console.log(
+            `checked later: ${s.checked_moved} moved, ${s.checked_stuck} still stuck (weft sweeper repairs --stuck)`,
+          );
       }),
     );
 }
