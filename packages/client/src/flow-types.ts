@@ -70,6 +70,9 @@ export interface SweeperStats {
   rounds: number;
   repaired: number;
   recent: string[];
+  /** Repairs checked by a later round since the server started: the run had moved, or had not. */
+  checked_moved: number;
+  checked_stuck: number;
   last_round_at: string | null;
   idle_ms: number;
 }

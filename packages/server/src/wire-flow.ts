@@ -83,6 +83,9 @@ export function sweeperJson(s: SweeperStats) {
     rounds: s.rounds,
     repaired: s.repaired,
     recent: s.recent,
+    // Earlier repairs checked by a later round: the run had moved, or was as stuck as before.
+    checked_moved: s.checkedMoved,
+    checked_stuck: s.checkedStuck,
     last_round_at: s.lastRoundAt?.toISOString() ?? null,
   };
 }

@@ -72,6 +72,7 @@ describe('GET /v1/sweeper/repairs and weft sweeper repairs', () => {
       { run_id: runId, moved: true },
     ]);
     expect(await checkedCount('true')).toBe(before + 1);
+    expect((await t.call('GET', '/v1/sweeper')).body).toMatchObject({ checked_moved: 1, checked_stuck: 0 });
 
     const { stdout } = await run(process.execPath, [
       cli,

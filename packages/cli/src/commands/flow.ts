@@ -294,11 +294,15 @@ export function registerFlowCommands(program: Command, remote: () => RemoteOptio
           );
           return;
         }
-        print(
-          await c.sweeper(),
-          (s) =>
-            `rounds ${s.rounds}, repaired ${s.repaired} (idle threshold ${s.idle_ms} ms)${s.recent.length ? `; recent: ${s.recent.join(', ')}` : ''}`,
-        );
+        print(await c.sweeper(), (s) => {
+          const line = `rounds ${s.rounds}, repaired ${s.repaired} (idle threshold ${s.idle_ms} ms)${s.recent.length ? `; recent: ${s.recent.join(', ')}` : ''}`;
+          return s.checked_moved + s.checked_stuck > 0
+            ? [
+                line,
+                `checked later: ${s.checked_moved} moved, ${s.checked_stuck} still stuck (weft sweeper repairs --stuck)`,
+              ]
+            : line;
+        });
       }),
     );
 }

@@ -136,7 +136,7 @@ export class Evaluator {
     prefetched?: Prefetch,
   ): Promise<number> {
     if (items.length === 0) return 0;
-    pass.decidedRuns += items.length;
+    pass.countDecided(items.length);
     const reads =
       prefetched ??
       (await this.prefetch(

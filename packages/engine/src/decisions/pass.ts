@@ -42,7 +42,7 @@ export class Pass {
   /** Set by `PassRunner.run` when the store and the dispatcher negotiated transactional dispatch. */
   handle: unknown = undefined;
   /** Runs this pass was asked to decide (by `Evaluator.decideRuns`, events or not), for the meter. */
-  decidedRuns = 0;
+  private decidedRuns = 0;
   /** The runs this pass decided, by id: what its span names and links (see recordDecision). */
   readonly decided = new Map<string, LockedRun>();
 
@@ -112,6 +112,11 @@ export class Pass {
     };
     for (const action of actions) writeAction(scope, action);
     this.seqs.set(run.id, scope.seq);
+  }
+
+  /** Notes runs handed to the evaluator in this pass, whether or not they had events to decide. */
+  countDecided(runs: number): void {
+    this.decidedRuns += runs;
   }
 
   /** True when this pass decided runs (a decision with no event to decide included). */
