@@ -199,6 +199,28 @@ function registerRunCommands(program: Command, remote: () => RemoteOptions): Com
         o.wait ? (o.timeout !== undefined ? { timeoutMs: o.timeout } : {}) : undefined,
       ),
     );
+  const runs = registerRunsGroup(program, remote);
+  program
+    .command('cancel')
+    .description('cancel a run: unfinished tasks stop and late reports are refused')
+    .argument('<id>', 'run id')
+    .option('--reason <text>', 'why, for the run history')
+    .action((id, o) => cancelCommand(id, o.reason, remote()));
+  program
+    .command('signal')
+    .description(
+      'send a signal to a run: a wait_for_event node waiting for it goes on (or it is kept until one does)',
+    )
+    .argument('<run>', 'run id')
+    .argument('<name>', 'signal name, as the wait_for_event node names it')
+    .option('-d, --data <json>', "signal data as JSON (the waiting node's output)")
+    .option('--correlation <key>', 'only a node waiting with this correlation key takes it')
+    .action((run, name, o) => signalCommand(run, name, o, remote()));
+  return runs;
+}
+
+/** `weft runs list|show`; returns the group, for the commands other files add to it. */
+function registerRunsGroup(program: Command, remote: () => RemoteOptions): Command {
   const runs = program.command('runs').description('list and inspect runs');
   runs
     .command('list')
@@ -219,22 +241,6 @@ function registerRunCommands(program: Command, remote: () => RemoteOptions): Com
     .argument('<id>', 'run id')
     .option('--full', 'every field in full: input, output and error of the run and of every attempt')
     .action((id, o) => showRunCommand(id, o, remote()));
-  program
-    .command('cancel')
-    .description('cancel a run: unfinished tasks stop and late reports are refused')
-    .argument('<id>', 'run id')
-    .option('--reason <text>', 'why, for the run history')
-    .action((id, o) => cancelCommand(id, o.reason, remote()));
-  program
-    .command('signal')
-    .description(
-      'send a signal to a run: a wait_for_event node waiting for it goes on (or it is kept until one does)',
-    )
-    .argument('<run>', 'run id')
-    .argument('<name>', 'signal name, as the wait_for_event node names it')
-    .option('-d, --data <json>', "signal data as JSON (the waiting node's output)")
-    .option('--correlation <key>', 'only a node waiting with this correlation key takes it')
-    .action((run, name, o) => signalCommand(run, name, o, remote()));
   return runs;
 }
 
