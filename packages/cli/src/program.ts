@@ -210,27 +210,7 @@ function registerRunCommands(program: Command, remote: () => RemoteOptions): Com
         o.attr,
       ),
     );
-  const runs = program.command('runs').description('list and inspect runs');
-  runs
-    .command('list')
-    .description('list runs, newest first')
-    .option('--status <status>', 'only runs in this status')
-    .option('--definition <name>', 'only runs of this definition')
-    .option('--version <n>', 'with --definition: only runs of this version', positiveInt)
-    .option('--started-after <time>', 'only runs started after this time (such as 2026-01-31T12:00:00Z)')
-    .option('--started-before <time>', 'only runs started before this time')
-    .option('--run-id <prefix>', 'only the run with this id, or whose id starts with these characters')
-    .option('--idempotency-key <key>', 'only the run started with this idempotency key')
-    .option('--limit <n>', 'runs per page', positiveInt, 20)
-    .option('--cursor <cursor>', 'continue from a previous page')
-    .option('--attr <name=value>', 'only runs with this search attribute (customer=42)')
-    .action((o) => listRunsCommand(o, remote()));
-  runs
-    .command('show')
-    .description('show a run and a table of its tasks')
-    .argument('<id>', 'run id')
-    .option('--full', 'every field in full: input, output and error of the run and of every attempt')
-    .action((id, o) => showRunCommand(id, o, remote()));
+  const runs = registerRunsGroup(program, remote);
   program
     .command('cancel')
     .description('cancel a run: unfinished tasks stop and late reports are refused')
@@ -254,6 +234,32 @@ function registerRunCommands(program: Command, remote: () => RemoteOptions): Com
     .option('-d, --data <json>', 'event data as JSON (what triggers read as data)')
     .option('--id <id>', 'your id for the event: sending it again starts nothing new (default: a random one)')
     .action((name, o) => emitCommand(name, o, remote()));
+  return runs;
+}
+
+/** `weft runs list|show`; returns the group, for the commands other files add to it. */
+function registerRunsGroup(program: Command, remote: () => RemoteOptions): Command {
+  const runs = program.command('runs').description('list and inspect runs');
+  runs
+    .command('list')
+    .description('list runs, newest first')
+    .option('--status <status>', 'only runs in this status')
+    .option('--definition <name>', 'only runs of this definition')
+    .option('--version <n>', 'with --definition: only runs of this version', positiveInt)
+    .option('--started-after <time>', 'only runs started after this time (such as 2026-01-31T12:00:00Z)')
+    .option('--started-before <time>', 'only runs started before this time')
+    .option('--run-id <prefix>', 'only the run with this id, or whose id starts with these characters')
+    .option('--idempotency-key <key>', 'only the run started with this idempotency key')
+    .option('--limit <n>', 'runs per page', positiveInt, 20)
+    .option('--cursor <cursor>', 'continue from a previous page')
+    .option('--attr <name=value>', 'only runs with this search attribute (customer=42)')
+    .action((o) => listRunsCommand(o, remote()));
+  runs
+    .command('show')
+    .description('show a run and a table of its tasks')
+    .argument('<id>', 'run id')
+    .option('--full', 'every field in full: input, output and error of the run and of every attempt')
+    .action((id, o) => showRunCommand(id, o, remote()));
   return runs;
 }
 

@@ -76,6 +76,7 @@ export class EmbeddedEngine {
       worker: worker ?? `embedded-${process.pid}`,
       concurrency: concurrency ?? 16,
       logger: this.engine.context.logger,
+      logs: this.engine.logs,
     });
   }
 

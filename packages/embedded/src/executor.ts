@@ -1,6 +1,7 @@
 import type { Json, TaskError } from '@weft/core';
-import type { Logger, TaskReport, TaskService } from '@weft/engine';
+import type { Logger, TaskLogService, TaskReport, TaskService } from '@weft/engine';
 import { InProcessWorker } from '@weft/engine/internal';
+import { AttemptLog } from './attempt-log.js';
 import { type Handler, TerminalError } from './handlers.js';
 
 /** How the executor runs. */
@@ -11,6 +12,8 @@ export interface ExecutorOptions {
   /** Tasks run at once. */
   readonly concurrency: number;
   readonly logger: Logger;
+  /** Where `ctx.log` lines go. */
+  readonly logs: TaskLogService;
 }
 
 /**
@@ -30,6 +33,13 @@ export class Executor {
       logger: options.logger,
       label: 'embedded executor',
       handler: async (task, signal): Promise<TaskReport['outcome']> => {
+        const held = {
+          runId: task.runId,
+          taskId: task.id,
+          attempt: task.attempt,
+          leaseToken: task.leaseToken,
+        };
+        const log = new AttemptLog(options.logs, options.namespace, held, options.logger);
         try {
           const output = await handlers.get(task.taskType)!.run(task.input, {
             runId: task.runId,
@@ -39,10 +49,15 @@ export class Executor {
             attempt: task.attempt,
             idempotencyKey: task.idempotencyKey,
             signal,
+            log: log.log,
           });
           return { kind: 'completed', output: (output ?? null) as Json };
         } catch (error) {
           return { kind: 'failed', error: taskError(error) };
+        } finally {
+          // The attempt's lines are written before its report, which ends its lease.
+          const closing = log.close();
+          if (closing) await closing;
         }
       },
     });

@@ -1,4 +1,5 @@
 import type { Json, StepDef } from '@weft/core';
+import type { HandlerLog } from './attempt-log.js';
 
 /** What a handler gets besides its input. */
 export interface HandlerContext {
@@ -17,6 +18,8 @@ export interface HandlerContext {
   readonly idempotencyKey: string;
   /** Aborted when the lease on the task is lost or the engine stops: stop work, nothing will be kept. */
   readonly signal: AbortSignal;
+  /** Log lines for this attempt, kept with the run when the engine has a task log store (PgTaskLogStore). */
+  readonly log: HandlerLog;
 }
 
 /** A plain async function that runs one task type. */

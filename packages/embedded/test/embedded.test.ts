@@ -36,6 +36,22 @@ describe('createEngine on the in-memory store', () => {
     expect(history.map((h) => h.type)).toContain('run.completed');
   });
 
+  it('lets a handler log on the in-memory store, which keeps no task logs: the lines are dropped', async () => {
+    const engine = testEngine(
+      handle(add, async ({ a, b }, ctx) => {
+        ctx.log.info('adding', { a, b });
+        return { sum: a + b };
+      }),
+      handle(double, ({ n }) => ({ n: n * 2 })),
+    );
+    await expect(engine.run(arithmetic, { a: 1, b: 2 })).resolves.toEqual({ result: 6 });
+    await expect(
+      engine.engine.logs.list({ runId: '01900000-0000-7000-8000-000000000042', limit: 1 }),
+    ).rejects.toMatchObject({
+      code: 'logs_unavailable',
+    });
+  });
+
   it('retries by the policy, with backoff that the manual clock makes due at once', async () => {
     let calls = 0;
     const wf = defineWorkflow('retrying')

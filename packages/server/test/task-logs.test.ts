@@ -47,6 +47,19 @@ describe('task logs over HTTP', () => {
       { level: 'warn', message: 'slow answer' },
     ]);
     expect(wrote).toEqual({ status: 200, body: { kept: 2, dropped: 0, truncated: false } });
+    // The right lease named from another namespace is refused too: a key of one namespace writes to none other.
+    const elsewhere = await t.call(
+      'POST',
+      `/v1/tasks/${a.task_id}/logs`,
+      {
+        run_id: a.run_id,
+        attempt: a.attempt,
+        lease_token: a.lease_token,
+        lines: [{ level: 'info', message: 'x' }],
+      },
+      { 'x-weft-namespace': 'other' },
+    );
+    expect(elsewhere.status).toBe(409);
     const forged = await writeLogs(
       a,
       [{ level: 'info', message: 'x' }],

@@ -106,7 +106,11 @@ export function taskLogRoutes(app: FastifyInstance, engine: Engine): void {
       return { kept: verdict.kept, dropped: verdict.dropped, truncated: verdict.truncated };
     },
   );
+  readRoute(app, engine);
+}
 
+/** `GET /v1/runs/:id/logs`: a page of the run's lines, by node and attempt. */
+function readRoute(app: FastifyInstance, engine: Engine): void {
   app.get<{
     Params: { id: string };
     Querystring: { node?: string; attempt?: string; after?: string; limit?: string };
