@@ -75,7 +75,9 @@ describe.skipIf(missing !== null)('console journeys: runs', () => {
       await node(page, 'charge').click();
       const attempts = page.getByRole('table', { name: 'Attempts' });
       await eventually(() => attempts.textContent()).toContain('console-test-worker');
-      expect(await page.getByRole('figure', { name: 'Input of charge' }).textContent()).toContain('amount:42');
+      expect(await page.getByRole('figure', { name: 'Input of charge' }).textContent()).toContain(
+        'amount:42',
+      );
     } finally {
       await worker.stop();
     }
