@@ -62,6 +62,10 @@ describe('weft server', { timeout: 180_000 }, () => {
     );
     const url = await servingAt(child);
     expect((await fetch(`${url}/v1/runs`)).status).toBe(401);
+    // The web console, built by `npm run build`, on the same port: its page needs no key, its calls do.
+    const consolePage = await fetch(`${url}/`, { headers: { accept: 'text/html' } });
+    expect(consolePage.status).toBe(200);
+    expect(await consolePage.text()).toContain('<title>Weft console</title>');
     const deployed = await fetch(`${url}/v1/definitions`, {
       method: 'POST',
       headers: { 'content-type': 'application/yaml', ...TEST_AUTH_HEADERS },

@@ -150,6 +150,7 @@ describe('weft dev', () => {
       group: true,
     }).finally(() => rm(data, { recursive: true, force: true }));
     expect(r.code, r.output).toBe(0);
+    expect(r.output).toContain(`Web console: http://127.0.0.1:${port}/`);
     const server = r.output.indexOf('SIGINT: stopping the server');
     const postgres = r.output.indexOf('stopping PostgreSQL');
     expect(server, r.output).toBeGreaterThan(0);

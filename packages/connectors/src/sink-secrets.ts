@@ -1,4 +1,4 @@
-import { SECRET_PLACEHOLDER, secretNamesIn } from '@weft/core';
+import { isWeftError, SECRET_PLACEHOLDER, secretNamesIn, WeftError } from '@weft/core';
 import {
   type Delivery,
   type DeliveryContext,
@@ -56,7 +56,10 @@ export function sinkWithUrlSecrets(
   const byNamespace = new Map<string, string>();
   const connectionFor = async (namespace: string): Promise<Opened & { values: Map<string, string> }> => {
     if (!secrets)
-      throw new Error(`its url names secrets, but this server cannot read secrets: set WEFT_SECRETS_KEY`);
+      throw new WeftError(
+        'secrets_not_configured',
+        'its url names secrets, but this server cannot read secrets: set WEFT_SECRETS_KEY',
+      );
     const values = await secrets(namespace, names);
     const filled = fillUrlSecrets(url, values);
     let destination = byUrl.get(filled);
@@ -109,7 +112,10 @@ async function deliverGroup(
     opened = await connectionFor(namespace);
   } catch (error) {
     const message = `sink "${sink}" in namespace "${namespace}": ${errorText(error)}`;
-    return rows.map(() => ({ kind: 'failed', error: message, permanent: true }));
+    // A secret not set (or no key to open it) waits for a person: the dead letters, for a replay. Anything
+    // else (the database briefly away) backs off and tries again like any failed delivery.
+    const permanent = isWeftError(error, 'secret_not_found') || isWeftError(error, 'secrets_not_configured');
+    return rows.map(() => ({ kind: 'failed', error: message, ...(permanent ? { permanent } : {}) }));
   }
   try {
     const delivered = await opened.destination.deliver(rows, context);

@@ -66,6 +66,42 @@ describe.skipIf(missing !== null)('console journeys: operating', () => {
     await context.close();
   });
 
+  it('terminates matching runs in bulk only with a reason, then retries them in bulk', async () => {
+    const bulky = WAITING.replace('name: waiting', 'name: bulky');
+    expect((await t.call('POST', '/v1/definitions', bulky)).status).toBe(201);
+    const batch = await t.call('POST', '/v1/runs/batch', {
+      definition: 'bulky',
+      inputs: Array.from({ length: 5 }, (_, i) => ({ i })),
+    });
+    expect(batch.status).toBe(201);
+    const count = async (status: string) =>
+      (await t.call('GET', `/v1/runs/count?definition=bulky&status=${status}`)).body.count;
+    const { page, context, errors } = await openPage(browser);
+    await page.goto(`${t.url}/runs?definition=bulky&status=running`);
+    await eventually(() => page.locator('table.grid tbody tr').count()).toBe(5);
+    await page.getByRole('button', { name: 'Terminate…' }).click();
+    const terminate = page.getByRole('dialog', { name: /terminate matching runs/ });
+    await eventually(() => terminate.locator('.dry-run').textContent()).toContain('5 run(s) match');
+    const confirmTerminate = terminate.getByRole('button', { name: 'terminate 5 run(s)' });
+    expect(await confirmTerminate.isDisabled()).toBe(true);
+    await terminate.getByLabel(/Reason/).fill('the supplier went bust');
+    await confirmTerminate.click();
+    await eventually(() => terminate.textContent()).toContain('Finished: 5 done, 0 refused');
+    expect(await count('terminated')).toBe(5);
+    await terminate.getByRole('button', { name: 'Close', exact: true }).last().click();
+    await page.getByLabel('Status').selectOption('terminated');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('button', { name: 'Retry…' }).click();
+    const retry = page.getByRole('dialog', { name: /retry matching runs/ });
+    await eventually(() => retry.locator('.dry-run').textContent()).toContain('5 run(s) match');
+    expect(await count('running')).toBe(0);
+    await retry.getByRole('button', { name: 'retry 5 run(s)' }).click();
+    await eventually(() => retry.textContent()).toContain('Finished: 5 done, 0 refused');
+    expect(await count('running')).toBe(5);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('sends a signal from the run page, and shows a refused report marked in the timeline', async () => {
     const run = await t.call('POST', '/v1/runs', { definition: 'decision' });
     // Other tests left tasks of this type queued: take them all, and answer this run's.

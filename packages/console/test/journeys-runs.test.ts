@@ -71,6 +71,13 @@ describe.skipIf(missing !== null)('console journeys: runs', () => {
       await eventually(() => page.locator('.timeline').textContent()).toContain('run.completed');
       expect(await page.evaluate('window.stillHere')).toBe(true);
       await eventually(() => row.locator('.badge').textContent()).toBe('completed');
+      // A node's attempts name the worker that ran them; its input and output are shown as JSON.
+      await node(page, 'charge').click();
+      const attempts = page.getByRole('table', { name: 'Attempts' });
+      await eventually(() => attempts.textContent()).toContain('console-test-worker');
+      expect(await page.getByRole('figure', { name: 'Input of charge' }).textContent()).toContain(
+        'amount:42',
+      );
     } finally {
       await worker.stop();
     }

@@ -1,5 +1,9 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { connect as natsConnect } from '@nats-io/transport-node';
 import { parseSinks } from '@weft/connectors';
+import { freePort } from '@weft/postgres';
 import { serve } from '@weft/server';
 import { createTestDatabase, serviceUrl } from '@weft/testing';
 import { connect as amqpConnect } from 'amqplib';
@@ -139,6 +143,78 @@ describe.skipIf(!amqpUrl)('a RabbitMQ sink whose password is a secret', () => {
       await ch.deleteQueue(QUEUE);
     } finally {
       await conn.close();
+      await t.close();
+    }
+  });
+});
+
+const NATS_SERVER = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(
+  (p) => existsSync(p),
+);
+if (!NATS_SERVER)
+  console.warn('skipping the NATS credentials test: it starts its own nats-server, and none is installed');
+
+describe.skipIf(!NATS_SERVER)('a NATS sink whose password is a secret', () => {
+  // A NATS server of the test's own that takes only user "weft" with PASSWORD: the NATS client does not
+  // read credentials written in a URL, so this shows the sink hands them over.
+  let nats: ChildProcess;
+  let url: string;
+  beforeAll(async () => {
+    const port = await freePort();
+    nats = spawn(
+      NATS_SERVER!,
+      ['-a', '127.0.0.1', '-p', String(port), '--user', 'weft', '--pass', PASSWORD],
+      {
+        stdio: 'ignore',
+      },
+    );
+    url = `nats://127.0.0.1:${port}`;
+    await until(async () => {
+      const nc = await natsConnect({ servers: url, user: 'weft', pass: PASSWORD }).catch(() => null);
+      await nc?.close();
+      return nc !== null;
+    });
+  });
+  afterAll(() => {
+    nats?.kill('SIGTERM');
+  });
+
+  it('publishes with the user and password filled in from the namespace', async () => {
+    const subject = `weft.secret.${suffix}`;
+    const t = await startTestServer(
+      { relayPollMs: 50, relayBackoffMs: 50 },
+      {
+        secretsKey: KEY,
+        sinks: parseSinks({
+          bus: {
+            kind: 'nats',
+            url: `nats://weft:{{secrets.NATS_PASSWORD}}@${hostOf(url)}`,
+            subject,
+            jetstream: false,
+          },
+        }),
+      },
+    );
+    const nc = await natsConnect({ servers: url, user: 'weft', pass: PASSWORD });
+    try {
+      const got: string[] = [];
+      nc.subscribe(subject, {
+        callback: (_e, m) => {
+          got.push(m.string());
+        },
+      });
+      await nc.flush();
+      expect((await t.call('PUT', '/v1/secrets/NATS_PASSWORD', { value: PASSWORD })).status).toBe(200);
+      await t.call(
+        'POST',
+        '/v1/definitions',
+        'name: tell-nats\nnodes:\n  - { id: tell, kind: event, sink: bus, payload: { order: input.order } }\n',
+      );
+      await t.call('POST', '/v1/runs', { definition: 'tell-nats', input: { order: 'N-1' } });
+      const [message] = await until(async () => (got.length > 0 ? got : null));
+      expect(JSON.parse(message!)).toMatchObject({ data: { order: 'N-1' } });
+    } finally {
+      await nc.close();
       await t.close();
     }
   });

@@ -6,7 +6,7 @@ import { formatDuration, formatTime, shortId } from '../lib/format.js';
 import type { NodeInstance } from '../lib/run-state.js';
 import { NodeActions } from './node-actions.js';
 
-/** Iteration keys read as people say them: "pass 2", "item 17", "item 3 of pass 1". */
+/** A node instance's iteration as the docs write it after the node id: `[2]`, `[1/3]`; nothing at the top level. */
 export function iterationLabel(iteration: string): string {
   return iteration === '' ? '' : `[${iteration}]`;
 }
