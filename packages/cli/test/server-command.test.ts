@@ -93,4 +93,58 @@ describe('weft server', { timeout: 180_000 }, () => {
     expect(failed).toMatchObject({ code: 1 });
     expect((failed as { stderr: string }).stderr).toMatch(/set DATABASE_URL or pass --database-url/);
   });
+
+  it('refuses to start with a trace exporter it cannot use, naming the variable', async () => {
+    const failed = await exec(
+      process.execPath,
+      [BIN, 'server', '--database-url', db.url, '--port', '0', '--log-level', 'silent'],
+      {
+        cwd: dir,
+        env: {
+          PATH: process.env.PATH ?? '',
+          NO_COLOR: '1',
+          WEFT_BOOTSTRAP_ADMIN_KEY: TEST_ADMIN_KEY,
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317',
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        },
+      },
+    ).catch((e: { code: number; stderr: string }) => e);
+    expect(failed).toMatchObject({ code: 1 });
+    expect((failed as { stderr: string }).stderr).toMatch(
+      /set OTEL_EXPORTER_OTLP_PROTOCOL to http\/protobuf or http\/json/,
+    );
+  });
+
+  it('traces requests when the OTEL_* variables ask for it', async () => {
+    const traced = spawn(
+      process.execPath,
+      [BIN, 'server', '--database-url', db.url, '--port', '0', '--log-level', 'silent'],
+      {
+        cwd: dir,
+        env: {
+          PATH: process.env.PATH ?? '',
+          NO_COLOR: '1',
+          WEFT_BOOTSTRAP_ADMIN_KEY: TEST_ADMIN_KEY,
+          OTEL_TRACES_EXPORTER: 'console',
+          OTEL_BSP_SCHEDULE_DELAY: '100',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    child = traced;
+    let out = '';
+    traced.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const url = await servingAt(traced);
+    expect((await fetch(`${url}/v1/runs`)).status).toBe(401);
+    // The console exporter prints each span on standard output (the logs are silent).
+    const until = Date.now() + 30_000;
+    while (!out.includes("'GET /v1/runs'") && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(out).toContain("'GET /v1/runs'");
+    expect(out).toContain("'http.response.status_code': 401");
+    const exited = new Promise<number | null>((r) => traced.once('exit', (code) => r(code)));
+    traced.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
 });

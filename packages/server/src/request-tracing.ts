@@ -1,5 +1,6 @@
 import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
+  ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
   ATTR_HTTP_ROUTE,
@@ -56,7 +57,10 @@ export function installRequestTracing(app: FastifyInstance): void {
     const span = request.traceSpan;
     if (span) {
       span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, reply.statusCode);
-      if (reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      if (reply.statusCode >= 500) {
+        span.setAttribute(ATTR_ERROR_TYPE, String(reply.statusCode));
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
       span.end();
       request.traceSpan = null;
     }

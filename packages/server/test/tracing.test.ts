@@ -267,4 +267,25 @@ describe('OpenTelemetry tracing', () => {
     expect(childLease.parentSpanId).toBe(decision.spanId);
     expect(one(traceId, 'weft.handle trace.work').parentSpanId).toBe(childLease.spanId);
   });
+
+  it("decides a run's timer in the run's trace, under its start", async () => {
+    await t.call(
+      'POST',
+      '/v1/definitions',
+      'name: traced_wait\nnodes:\n  - { id: w, kind: wait, duration: 100ms }\n  - { id: after, task_type: trace.work }\nedges:\n  - { from: w, to: after }\n',
+    );
+    const { runId, traceId } = await tracedRun('traced_wait');
+    await spansUntil(
+      () => spans.some((s) => s.traceId === traceId && s.name === 'weft.decide decider'),
+      "the timer's decision",
+    );
+    const start = one(traceId, 'weft.decide start', (s) => s.attributes['weft.run.id'] === runId);
+    // Every background decision of the run (the timer's, and any the decider takes again) is under its start.
+    const background = spans.filter((s) => s.traceId === traceId && s.name === 'weft.decide decider');
+    for (const d of background) {
+      expect(d.parentSpanId).toBe(start.spanId);
+      expect(d.attributes).toMatchObject({ 'weft.run.id': runId, 'weft.decision.source': 'decider' });
+      expect(d.links).toEqual([]);
+    }
+  });
 });

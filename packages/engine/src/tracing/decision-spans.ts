@@ -46,7 +46,8 @@ export function recordDecision(
   error: unknown,
 ): void {
   if (decision.span) {
-    if (decision.span.isRecording()) describe(decision.span, runs, error, null);
+    // A start's span: its runs keep its own context, so there is nothing to link.
+    if (decision.span.isRecording()) describe(decision.span, runs, error);
     decision.span.end();
     return;
   }
@@ -56,33 +57,28 @@ export function recordDecision(
   const only = runs.size === 1 ? runs.values().next().value! : null;
   // A background loop's decision of one run is part of that run's trace; a request's is part of the request's.
   const underRun = only !== null && (activeSpan === undefined || !trace.isSpanContextValid(activeSpan));
+  const links: Link[] = [];
+  if (!underRun)
+    for (const run of runs.values()) {
+      const linked = parseTraceparent(run.traceContext);
+      if (linked && links.length < MAX_LINKS) links.push({ context: linked });
+    }
   const span = weftTracer().startSpan(
     `weft.decide ${decision.source}`,
-    { startTime: startedAt, attributes: { [WeftAttr.decisionSource]: decision.source } },
+    { startTime: startedAt, links, attributes: { [WeftAttr.decisionSource]: decision.source } },
     underRun ? contextOfTraceparent(only.traceContext) : active,
   );
-  if (span.isRecording()) describe(span, runs, error, underRun ? only.id : null);
+  if (span.isRecording()) describe(span, runs, error);
   span.end();
 }
 
-/** Sets a decision span's attributes, links (but to `parentRun`, its parent) and error status. */
-function describe(
-  span: Span,
-  runs: ReadonlyMap<string, LockedRun>,
-  error: unknown,
-  parentRun: string | null,
-): void {
+/** Sets a decision span's attributes and, for a transaction that threw, its error. */
+function describe(span: Span, runs: ReadonlyMap<string, LockedRun>, error: unknown): void {
   if (runs.size === 1) {
     const run = runs.values().next().value!;
     span.setAttributes({ ...runAttributes(run), [WeftAttr.definitionVersion]: run.definitionVersion });
   }
   span.setAttribute(WeftAttr.runCount, runs.size);
-  const links: Link[] = [];
-  for (const run of runs.values()) {
-    const linked = run.id === parentRun ? null : parseTraceparent(run.traceContext);
-    if (linked && links.length < MAX_LINKS) links.push({ context: linked });
-  }
-  if (links.length > 0) span.addLinks(links);
   if (error !== null) {
     span.recordException(error instanceof Error ? error : String(error));
     span.setStatus({
