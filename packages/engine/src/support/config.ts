@@ -49,6 +49,11 @@ export interface EngineConfig {
    */
   readonly redispatchPollMs: number;
   readonly redispatchAfterMs: number;
+  /**
+   * Buckets the values of a node's `limit_key` fold into (by a hash): at most this many keys are live per
+   * limit, whatever the data. Set the same on every server.
+   */
+  readonly limitKeys: number;
 }
 
 /** Defaults: 90 s leases renewed every 30 s. */
@@ -78,4 +83,5 @@ export const DEFAULT_CONFIG: EngineConfig = {
   systemConcurrency: 16,
   redispatchPollMs: 5000,
   redispatchAfterMs: 30_000,
+  limitKeys: 1000,
 };
