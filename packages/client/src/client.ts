@@ -1,14 +1,6 @@
-import { ApiClient } from './api-client.js';
 import type { HumanTask, Limit, Schedule, ScheduleSpec, SweeperRepair, SweeperStats } from './flow-types.js';
-import type {
-  ForkLinks,
-  ForkOptions,
-  MoveAnswer,
-  MovePlan,
-  MovePlanRequest,
-  MoveTarget,
-} from './move-types.js';
 import type { OutboxBacklog, RunListFilter, Validation, WorkerSeen } from './operator-types.js';
+import { RunChangesClient } from './run-changes-client.js';
 import type {
   Asking,
   BulkAnswer,
@@ -32,7 +24,7 @@ import type {
 import { outputOf, type WaitOptions, waitForRun } from './waiting.js';
 
 /** A typed client for Weft's HTTP API. Keeps connections alive; one client can be shared. */
-export class WeftClient extends ApiClient {
+export class WeftClient extends RunChangesClient {
   /** Deploys YAML; the same content returns the existing version. */
   deploy(yaml: string): Promise<Deployed> {
     return this.call('POST', '/v1/definitions', yaml, 'application/yaml');
@@ -328,26 +320,6 @@ export class WeftClient extends ApiClient {
     options: Asking & { batch_size?: number; cursor?: string; dry_run?: boolean } = {},
   ): Promise<BulkAnswer> {
     return this.call('POST', '/v1/runs/bulk', { action, filter, ...options });
-  }
-
-  /** Starts a new run from a run, reusing the outputs of `up_to_node` and every node before it. */
-  forkRun(id: string, options: ForkOptions = {}): Promise<Run & { forked_from: string }> {
-    return this.call('POST', `/v1/runs/${encodeURIComponent(id)}/fork`, options);
-  }
-
-  /** The run a run was forked from, and the runs forked from it. */
-  forks(id: string): Promise<ForkLinks> {
-    return this.call('GET', `/v1/runs/${encodeURIComponent(id)}/forks`);
-  }
-
-  /** Says, per run, whether it can move to another version of its definition, and why not. */
-  planMove(request: MovePlanRequest): Promise<MovePlan> {
-    return this.call('POST', '/v1/runs/migrate/plan', request);
-  }
-
-  /** Moves the named runs (the movable ones of a plan), each checked again under its lock. */
-  moveRuns(request: MoveTarget & Asking & { run_ids: string[] }): Promise<MoveAnswer> {
-    return this.call('POST', '/v1/runs/migrate', request);
   }
 
   /**

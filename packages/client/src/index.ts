@@ -5,6 +5,7 @@ export * from './flow-types.js';
 export * from './move-types.js';
 export * from './operator-types.js';
 export * from './retention-client.js';
+export * from './run-changes-client.js';
 export * from './run-errors.js';
 export * from './secrets-client.js';
 export * from './sse.js';

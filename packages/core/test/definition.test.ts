@@ -101,7 +101,7 @@ describe('parseDefinition', () => {
     );
     expect(out).toEqual([
       'line 4, node "a": nodes[0].kind: must be one of task, noop, human, switch, wait, wait_for_event, loop, map, transform, terminate, sub_workflow, start_workflow, event, http, not text "tsk" (did you mean "task"?)',
-      'line 7, node "b": nodes[1]: unknown field "retries" for a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority, semaphores, rate_limit, compensate) (did you mean "retry"?)',
+      'line 7, node "b": nodes[1]: unknown field "retries" for a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority, semaphores, rate_limit, limit_key, compensate) (did you mean "retry"?)',
     ]);
   });
 

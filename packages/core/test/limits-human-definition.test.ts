@@ -35,6 +35,28 @@ edges:
     ]);
   });
 
+  it('reads a limit key, and refuses one on a node with no semaphore or rate limit to split', () => {
+    const parsed = parseDefinition(`
+name: keyed
+nodes:
+  - { id: send, task_type: mail.send, rate_limit: mail, limit_key: input.tenant }
+`);
+    expect(parsed.ok && parsed.value.nodes[0]).toMatchObject({ rateLimit: 'mail', limitKey: 'input.tenant' });
+    expect(
+      problems(`name: keyed
+nodes:
+  - { id: send, task_type: mail.send, limit_key: input.tenant }
+`),
+    ).toEqual([
+      'line 3, node "send": nodes[0].limit_key: splits semaphores and a rate limit by key: give the node semaphores or a rate_limit too',
+    ]);
+    expect(
+      problems(
+        'name: keyed\nnodes:\n  - { id: send, task_type: mail.send, rate_limit: mail, limit_key: "input.(" }\n',
+      ),
+    ).toEqual([expect.stringMatching(/limit_key.*cannot parse expression/)]);
+  });
+
   it('explains bad limits with their lines', () => {
     expect(
       problems(`name: x

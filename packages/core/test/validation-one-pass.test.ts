@@ -45,7 +45,7 @@ edges:
 `);
     expect(out).toEqual([
       'line 5, node "route": nodes[1].expression: is required',
-      'line 9, node "notify": nodes[2]: unknown field "retires" for a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority, semaphores, rate_limit, compensate)',
+      'line 9, node "notify": nodes[2]: unknown field "retires" for a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority, semaphores, rate_limit, limit_key, compensate)',
       'line 13: edge notify -> nowhere: there is no node "nowhere"',
       'line 3, node "price": the graph has a cycle: price -> route -> price; a workflow graph must be acyclic (repeat work with a loop node)',
     ]);

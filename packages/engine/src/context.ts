@@ -70,16 +70,16 @@ export function createContext(options: EngineOptions, config: EngineConfig): Eng
   const cascader = options.cascader ?? childRunCascader;
   const wakeups = new Wakeups();
   const gating: Gating = {
-    gatesOf: (run, nodeId) => {
+    gatesOf: (run, nodeId, limitKey) => {
       const node = definitions.cached(run.definitionId)?.node(nodeId);
-      return node?.kind === 'task' || node?.kind === 'http' ? queueGates(node) : null;
+      return node?.kind === 'task' || node?.kind === 'http' ? queueGates(node, limitKey) : null;
     },
     isCapped: (namespace, taskType) => limits.isCapped(namespace, taskType),
   };
   const evaluator = new Evaluator(definitions, stats, payloads);
   // With a queue of its own, a retry waits out its backoff on the dispatcher (a not-before time), not on
   // a timer.
-  evaluator.decideOptions = { retryOnQueue: dispatchMode.kind !== 'rows' };
+  evaluator.decideOptions = { retryOnQueue: dispatchMode.kind !== 'rows', limitKeys: config.limitKeys };
   const humanTaskSinks = new HumanTaskSinks(options.humanTaskSinks);
   const passes = new PassRunner({
     store,

@@ -20,7 +20,9 @@ function counts(op: Op, h: HoldRow, kind: string, windowMs: number | null): bool
 
 /** How much of a gate (`kind:namespace:name`) is in use, and its limit (none: no limit row). */
 function usage(op: Op, gate: string, namespace: string, kind: string, name: string): Usage {
-  const limit = op.s.limits.get(key(namespace, kind, name));
+  // A keyed gate (`tenant#b17`) counts under the numbers of the limit named before the `#`.
+  const at = name.indexOf('#');
+  const limit = op.s.limits.get(key(namespace, kind, at < 0 ? name : name.slice(0, at)));
   const windowMs = limit?.windowMs ?? null;
   let used = 0;
   let oldest: number | null = null;
@@ -44,10 +46,11 @@ function usage(op: Op, gate: string, namespace: string, kind: string, name: stri
  */
 export function leaseGated(op: Op, request: LeaseRequest): { tasks: LeasedTask[]; retryAt: Date | null } {
   const k = Math.min(request.max * 4 + 16, 500);
-  const candidates = queueRows(op, request.namespace, request.taskTypes)
-    .filter((q) => q.availableAt <= op.tx.now)
-    .sort(byPriority)
-    .slice(0, k);
+  const candidates = roundRobin(
+    queueRows(op, request.namespace, request.taskTypes)
+      .filter((q) => q.availableAt <= op.tx.now)
+      .sort(byPriority),
+  ).slice(0, k);
   if (candidates.length === 0) return { tasks: [], retryAt: null };
   const { needs, gates } = gatesNeeded(op, request, candidates);
   const ordered = [...gates.keys()].sort(byText);
@@ -153,4 +156,24 @@ function dropSpentHolds(op: Op, gate: string, kind: string, windowMs: number | n
       kind === 'rate' ? h.takenAt >= plus(op.tx.now, -(windowMs ?? 0)) : counts(op, h, kind, windowMs);
     if (!keep) op.s.holds.delete(op.tx.journal, hk);
   }
+}
+
+/**
+ * Rows in priority order and, within a priority, round robin across keyed sets of gates (`name#bucket`):
+ * the first row of each key, then the second of each, and so on; other rows keep their place by age. As in
+ * PostgreSQL, one key's backlog cannot fill the candidates and hide another key's rows.
+ */
+function roundRobin(rows: readonly QueueEntry[]): QueueEntry[] {
+  const seen = new Map<string, number>();
+  const rank = new Map<number, number>();
+  for (const q of rows) {
+    const keyed = Object.keys(q.gates ?? {}).some((g) => g.includes('#'));
+    const group = keyed ? `${q.priority}:${JSON.stringify(q.gates)}` : `row:${q.id}`;
+    const n = seen.get(group) ?? 0;
+    seen.set(group, n + 1);
+    rank.set(q.id, n);
+  }
+  return [...rows].sort(
+    (a, b) => b.priority - a.priority || rank.get(a.id)! - rank.get(b.id)! || a.id - b.id,
+  );
 }

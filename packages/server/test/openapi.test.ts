@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { ApiClient, WeftClient } from '@weft/client';
+import { ApiClient, RunChangesClient, WeftClient } from '@weft/client';
 import { Engine } from '@weft/engine';
 import { MemoryStore } from '@weft/memory';
 import { buildApp } from '@weft/server';
@@ -133,7 +133,11 @@ describe('the TypeScript client agrees with the document', () => {
   it('has a call for every public method of the client', () => {
     const own = (proto: object) =>
       Object.getOwnPropertyNames(proto).filter((n) => n !== 'constructor' && !n.startsWith('_'));
-    const methods = [...own(WeftClient.prototype), ...own(ApiClient.prototype)].filter(
+    const methods = [
+      ...own(WeftClient.prototype),
+      ...own(RunChangesClient.prototype),
+      ...own(ApiClient.prototype),
+    ].filter(
       // Transport: `close` sends nothing; `events`/`call` are protected and reached through the others.
       (n) => !['close', 'events', 'call'].includes(n),
     );

@@ -38,6 +38,8 @@ export interface TaskDispatch {
   readonly timeoutMs: number | null;
   /** Deliver no earlier than this long after the decision (a retry's backoff); absent: now. */
   readonly delayMs?: number;
+  /** The bucket of the task's limit key, for a node with `limit_key` (see `limitKeyOf`). */
+  readonly limitKey?: string;
 }
 
 /**

@@ -7,4 +7,6 @@ export interface DecideOptions {
    * too.
    */
   readonly retryOnQueue?: boolean;
+  /** Buckets limit keys fold into (see `limitKeyOf`): at most this many keys per limit. Default 1000. */
+  readonly limitKeys?: number;
 }

@@ -78,6 +78,9 @@ const taskFields = {
   timeout: ref('duration', 'longest one attempt may run'),
   priority: ref('priority'),
   ...gates,
+  limit_key: text(
+    'expression whose value splits the semaphores and rate limit by key (per customer, per tenant)',
+  ),
   compensate: ref('compensate'),
 };
 

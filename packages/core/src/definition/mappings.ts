@@ -26,6 +26,7 @@ export function nodeMappings(node: NodeDef): NodeMapping[] {
     case 'task':
       return [
         ...before('input', node.input),
+        ...before('limit_key', node.limitKey ?? null),
         ...(node.compensate?.input != null
           ? [{ field: 'compensate.input', source: node.compensate.input, reads: 'self' as const }]
           : []),

@@ -58,6 +58,11 @@ export interface TaskNode extends NodeCommon, TaskGates {
   readonly priority: number;
   /** What undoes this task once it completed, if the run later fails for good (saga compensation). */
   readonly compensate?: Compensation;
+  /**
+   * Expression whose value splits the node's semaphores and rate limit by key (per customer, per tenant):
+   * each key has the limit's permits or window to itself. Evaluated when the attempt is queued.
+   */
+  readonly limitKey?: string;
 }
 
 /** A node that does nothing: useful as an explicit join point or a placeholder. */

@@ -92,7 +92,7 @@ function readNodeOfKind(
     case 'task': {
       const fields = readTaskFields(r, defaults);
       r.done(
-        'a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority, semaphores, rate_limit, compensate)',
+        'a task node (expected id, kind, description, join, task_type, input, retry, timeout, priority, semaphores, rate_limit, limit_key, compensate)',
       );
       return fields ? { ...common, kind, ...fields } : undefined;
     }
@@ -131,6 +131,13 @@ function readTaskFields(
   const timeoutMs = r.duration('timeout', { minMs: 1, maxMs: MAX_DURATION_MS }) ?? defaults.timeoutMs;
   const priority = r.integer('priority', { min: -1000, max: 1000 }) ?? defaults.priority;
   const gates = readTaskGates(r);
+  const limitKey = r.string('limit_key');
+  if (limitKey !== undefined && !gates.semaphores && !gates.rateLimit)
+    r.problem(
+      'splits semaphores and a rate limit by key: give the node semaphores or a rate_limit too',
+      r.lineOf('limit_key'),
+      'limit_key',
+    );
   const compensate = readCompensation(r, defaults);
   if (taskType === undefined) return undefined;
   return {
@@ -141,5 +148,6 @@ function readTaskFields(
     priority,
     ...gates,
     ...(compensate ? { compensate } : {}),
+    ...(limitKey !== undefined ? { limitKey } : {}),
   };
 }

@@ -29,7 +29,7 @@ export interface EagerSlot {
  * task types are capped. A gated task always goes through the queue, whose lease path counts it.
  */
 export interface Gating {
-  gatesOf(run: LockedRun, nodeId: string): Readonly<Record<string, number>> | null;
+  gatesOf(run: LockedRun, nodeId: string, limitKey?: string): Readonly<Record<string, number>> | null;
   isCapped(namespace: string, taskType: string): boolean;
 }
 
@@ -86,8 +86,8 @@ export class TaskHandOver {
   }
 
   /** The gates a node's tasks take, if the pass knows about limits. */
-  gatesOf(run: LockedRun, nodeId: string): Readonly<Record<string, number>> | null {
-    return this.gating?.gatesOf(run, nodeId) ?? null;
+  gatesOf(run: LockedRun, nodeId: string, limitKey?: string): Readonly<Record<string, number>> | null {
+    return this.gating?.gatesOf(run, nodeId, limitKey) ?? null;
   }
 
   /**
@@ -149,17 +149,23 @@ export class TaskHandOver {
     run: LockedRun,
     row: Mutable<NewTaskRow> | Mutable<TaskUpdateRow>,
     id: string,
-    dispatch: { taskType: string; priority: number; timeoutMs: number | null; delayMs?: number },
+    dispatch: {
+      taskType: string;
+      priority: number;
+      timeoutMs: number | null;
+      delayMs?: number;
+      limitKey?: string;
+    },
   ): void {
     const gating = this.gating;
     const delayMs = dispatch.delayMs ?? 0;
     if (delayMs > 0) {
       // Held back (a retry's backoff on the dispatcher): never handed straight to a worker.
       if (!('expect' in row)) row.delayMs = delayMs;
-      this.queue(run, id, row.attempt, dispatch, gating?.gatesOf(run, row.nodeId) ?? null);
+      this.queue(run, id, row.attempt, dispatch, gating?.gatesOf(run, row.nodeId, dispatch.limitKey) ?? null);
       return;
     }
-    const gates = gating?.gatesOf(run, row.nodeId) ?? null;
+    const gates = gating?.gatesOf(run, row.nodeId, dispatch.limitKey) ?? null;
     // A task under a limit is never handed over directly: only the lease path counts it against the limit.
     const gated = gates !== null || (gating?.isCapped(run.namespace, dispatch.taskType) ?? false);
     const behind = (this.priorityFloor?.get(dispatch.taskType) ?? dispatch.priority) > dispatch.priority;

@@ -10,11 +10,17 @@ export function gateKey(namespace: string, kind: LimitKind, name: string): strin
   return `${kind}:${namespace}:${name}`;
 }
 
-/** A task's gates as stored on its queue row: `{"semaphore:stripe": 2, "rate:mail": 1}`; null for none. */
-export function queueGates(node: TaskGates): Record<string, number> | null {
+/**
+ * A task's gates as stored on its queue row: `{"semaphore:stripe": 2, "rate:mail": 1}`; null for none. With a
+ * limit key (a bucket, see `limitKeyOf`), each gate is that key's own: `semaphore:stripe#b17`, counted apart
+ * from the other keys' under the numbers of the limit named before the `#` (names cannot contain one).
+ */
+export function queueGates(node: TaskGates, limitKey?: string): Record<string, number> | null {
   const out: Record<string, number> = {};
-  for (const [name, permits] of Object.entries(node.semaphores ?? {})) out[`semaphore:${name}`] = permits;
-  if (node.rateLimit) out[`rate:${node.rateLimit}`] = 1;
+  const keyed = (name: string) => (limitKey === undefined ? name : `${name}#${limitKey}`);
+  for (const [name, permits] of Object.entries(node.semaphores ?? {}))
+    out[`semaphore:${keyed(name)}`] = permits;
+  if (node.rateLimit) out[`rate:${keyed(node.rateLimit)}`] = 1;
   return Object.keys(out).length > 0 ? out : null;
 }
 

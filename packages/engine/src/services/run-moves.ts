@@ -136,7 +136,13 @@ export class RunMoveService {
       await fault('move.after-claim');
       const reasons = await this.refusals(target, run, await lockedTasks(tx, runId));
       outcome = { runId, moved: reasons.length === 0, fromVersion: run.definitionVersion, reasons };
-      if (reasons.length > 0) return;
+      if (reasons.length > 0) {
+        // Refused: the claimed decision is still owed. Decide what waits in the inbox, as any pass would;
+        // committing the claim without it would strand those events (invariants 2 and 4).
+        await this.ctx.evaluator.decideRuns(tx, [{ run, claimed: claimed.length > 0, own: [] }], pass);
+        await pass.finish(tx);
+        return;
+      }
       await tx.moveRun({
         runId,
         definitionId: target.record.id,
@@ -162,10 +168,8 @@ export class RunMoveService {
       );
       await pass.finish(tx);
     });
-    if (outcome.moved) {
-      await this.ctx.passes.committed(pass);
-      this.ctx.runs.moved(runId, target.record.id);
-    }
+    await this.ctx.passes.committed(pass);
+    if (outcome.moved) this.ctx.runs.moved(runId, target.record.id);
     return outcome;
   }
 

@@ -53,6 +53,11 @@ export interface EngineConfig {
   readonly retentionPollMs: number;
   /** Runs deleted per purge transaction: small, so a purge never holds many locks or a long transaction. */
   readonly purgeBatch: number;
+  /**
+   * Buckets the values of a node's `limit_key` fold into (by a hash): at most this many keys are live per
+   * limit, whatever the data. Set the same on every server.
+   */
+  readonly limitKeys: number;
 }
 
 /** Defaults: 90 s leases renewed every 30 s. */
@@ -84,4 +89,5 @@ export const DEFAULT_CONFIG: EngineConfig = {
   redispatchAfterMs: 30_000,
   retentionPollMs: 60_000,
   purgeBatch: 500,
+  limitKeys: 1000,
 };

@@ -72,7 +72,9 @@ export async function leaseGated(
   const capsQuery = sql<{ namespace: string; name: string }[]>`
     SELECT namespace, name FROM weft.limits
      WHERE ${inNs} AND kind = 'concurrency' AND name = ANY(${types}::text[])`.execute();
-  const [candidates, caps] = await Promise.all([candidatesQuery, capsQuery]);
+  const headsQuery = request.namespace === ANY_NAMESPACE ? null : keyHeads(sql, request.namespace, types);
+  const [window, caps, heads] = await Promise.all([candidatesQuery, capsQuery, headsQuery]);
+  const candidates = roundRobin([...window, ...(heads ?? [])]);
   if (candidates.length === 0) return { tasks: [], retryAt: null };
   const capped = new Set(caps.map((c) => `${c.namespace}:${c.name}`));
   const needs = new Map<string, { key: string; amount: number }[]>();
@@ -108,7 +110,7 @@ export async function leaseGated(
              (SELECT min(h.taken_at) + l.window_ms * interval '1 millisecond' FROM weft.holds h
                WHERE h.gate = g.key AND h.taken_at > now() - l.window_ms * interval '1 millisecond') END AS frees_at
       FROM unnest(${keys}::text[], ${ordered.map((g) => g.namespace)}::text[], ${ordered.map((g) => g.kind)}::text[],
-                  ${ordered.map((g) => g.name)}::text[]) AS g(key, namespace, kind, name)
+                  ${ordered.map((g) => limitName(g.name))}::text[]) AS g(key, namespace, kind, name)
       LEFT JOIN weft.limits l ON l.namespace = g.namespace AND l.kind = g.kind AND l.name = g.name`.execute();
   const rowsQuery = sql<{ id: string; live: boolean }[]>`
     SELECT q.id::text, coalesce(t.status = 'queued', false) AS live
@@ -180,7 +182,7 @@ export async function leaseGated(
        WHERE h.gate = g.key
          AND CASE WHEN g.kind = 'rate'
                   THEN h.taken_at < now() - coalesce((SELECT l.window_ms FROM weft.limits l
-                                                       WHERE h.gate = l.kind || ':' || l.namespace || ':' || l.name), 0)
+                                                       WHERE split_part(h.gate, '#', 1) = l.kind || ':' || l.namespace || ':' || l.name), 0)
                                             * interval '1 millisecond'
                   ELSE NOT EXISTS (SELECT 1 FROM weft.tasks t WHERE t.run_id = h.run_id AND t.id = h.task_id
                                       AND t.attempt = h.attempt AND t.status = 'running') END
@@ -194,4 +196,62 @@ export async function leaseGated(
              JOIN weft.runs r ON r.id = l.run_id), '[]'::json) AS tasks`.execute();
   const retry = [...later.values()].map((d) => d.getTime());
   return { tasks: row!.tasks.map(fromJson), retryAt: retry.length > 0 ? new Date(Math.min(...retry)) : null };
+}
+
+/** The limit a gate counts under: its name before the `#` of a limit key (`tenant#b17` counts under `tenant`). */
+function limitName(gateName: string): string {
+  const at = gateName.indexOf('#');
+  return at < 0 ? gateName : gateName.slice(0, at);
+}
+
+/** Most distinct sets of gates (limit keys) whose head rows one gated lease reads per task type. */
+const MAX_KEY_HEADS = 1000;
+
+/**
+ * The best queued row of each distinct set of gates of each type: one row per limit key. The window of best
+ * rows alone would be filled by one key's backlog, refused by its own limit, and another key's rows behind
+ * it would never be seen (invariant 29; test "one busy key does not starve another key's few tasks, and
+ * each key holds its own permits"). The walk goes from one gates value to the next on `queue_pick_by_gates`,
+ * so it costs a lookup per key, not per row.
+ */
+function keyHeads(sql: Db, namespace: string, types: readonly string[]): Promise<Candidate[]> {
+  return sql<Candidate[]>`
+    SELECT h.* FROM unnest(${[...types]}::text[]) AS ty(t)
+     CROSS JOIN LATERAL (
+       WITH RECURSIVE keys(g) AS (
+         (SELECT q.gates FROM weft.queue q WHERE q.namespace = ${namespace} AND q.task_type = ty.t
+             AND q.gates IS NOT NULL ORDER BY q.gates LIMIT 1)
+         UNION ALL
+         SELECT (SELECT q.gates FROM weft.queue q WHERE q.namespace = ${namespace} AND q.task_type = ty.t
+                    AND q.gates > k.g ORDER BY q.gates LIMIT 1)
+           FROM keys k WHERE k.g IS NOT NULL)
+       SELECT g FROM keys WHERE g IS NOT NULL LIMIT ${MAX_KEY_HEADS}::int) k
+     CROSS JOIN LATERAL (
+       SELECT q.id::text, q.task_id, q.run_id, q.namespace, q.task_type, q.priority, q.gates FROM weft.queue q
+        WHERE q.namespace = ${namespace} AND q.task_type = ty.t AND q.gates = k.g AND q.available_at <= now()
+        ORDER BY q.priority DESC, q.id LIMIT 1) h`.execute();
+}
+
+/**
+ * Candidates once each, best priority first and, within a priority, round robin across sets of gates: the
+ * first row of each key, then the second of each, and so on, oldest first within a round. So slots under a
+ * shared cap go to every key in turn, not to the key with the longest backlog.
+ */
+function roundRobin(rows: readonly Candidate[]): Candidate[] {
+  const unique = [...new Map(rows.map((c) => [c.id, c])).values()].sort(
+    (a, b) => b.priority - a.priority || Number(a.id) - Number(b.id),
+  );
+  const seen = new Map<string, number>();
+  const rank = new Map<string, number>();
+  for (const c of unique) {
+    // Only keyed gates (`name#bucket`) take turns; other rows keep their place by age.
+    const keyed = Object.keys(c.gates ?? {}).some((g) => g.includes('#'));
+    const group = keyed ? `${c.priority}:${JSON.stringify(c.gates)}` : c.id;
+    const n = seen.get(group) ?? 0;
+    seen.set(group, n + 1);
+    rank.set(c.id, n);
+  }
+  return unique.sort(
+    (a, b) => b.priority - a.priority || rank.get(a.id)! - rank.get(b.id)! || Number(a.id) - Number(b.id),
+  );
 }

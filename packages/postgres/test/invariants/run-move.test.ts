@@ -222,3 +222,26 @@ describe('moving a run while the lease reaper ends one of its attempts', () => {
     expect(attempts[0]!.n).toBe(2);
   });
 });
+
+describe('a move refused after it claimed the run', () => {
+  it('decides the events it claimed, so a refusal strands nothing', async () => {
+    const run = await mover.runs.start({ namespace: 'default', definition: 'moving', version: 1, input: {} });
+    const [a] = await poll(mover);
+    // A report that could not decide: a finished attempt, its event in the inbox, and a decision asked for
+    // (held back a minute, so that only the move can claim it).
+    await mover.context.store.transaction(async (tx) => {
+      await tx.requestDecisions([run.id], 'test report', 60_000);
+      await tx.finishTasks([completed(a!, 'A')]);
+      await tx.appendInbox([
+        { runId: run.id, event: { kind: 'node_completed', nodeId: 'a', iteration: '', attempt: 1 } },
+      ]);
+    });
+    // Without the map, a (finished) would lead to b2 instead of b: refused.
+    const [outcome] = await mover.moves.apply({ ...target, nodeMap: {}, runIds: [run.id] }, { by: 'ops' });
+    expect(outcome).toMatchObject({ moved: false });
+    expect(outcome!.reasons.join(' ')).toMatch(/node "a" has finished/);
+    expect(await nodesRun(run.id)).toEqual(['a', 'b']);
+    const inbox = await db.sql`SELECT 1 FROM weft.inbox WHERE run_id = ${run.id}::uuid`;
+    expect(inbox).toHaveLength(0);
+  });
+});

@@ -31,7 +31,7 @@ export interface NodeHandler<N extends NodeDef> {
   /** The node is reached: start it, or finish it at once and pass control on. */
   activate(ctx: DecisionContext, node: N, reach: Reach): Promise<void>;
   /** Schedules the attempt after a failed one (nodes with a retry policy), `delayMs` from now or at once. */
-  retry?(ctx: DecisionContext, node: N, failed: FailedAttempt, delayMs: number): void;
+  retry?(ctx: DecisionContext, node: N, failed: FailedAttempt, delayMs: number): void | Promise<void>;
   /** One of the node's own timers fired: a wait's end, a signal's timeout, a human task's deadline. */
   timerFired?(ctx: DecisionContext, node: N, purpose: TimerPurpose): Promise<void>;
   /** Pass (or item) `index` of the instance at `parent` finished its body (loops and maps). */

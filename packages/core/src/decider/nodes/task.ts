@@ -1,5 +1,6 @@
 import type { TaskNode } from '../../definition/node-types.js';
 import { putTask } from '../task-rows.js';
+import { limitKeyOf } from './limit-key.js';
 import type { NodeHandler } from './node-handler.js';
 import { startingInput } from './node-input.js';
 
@@ -14,18 +15,25 @@ export const taskNode: NodeHandler<TaskNode> = {
     const input = await startingInput(ctx, node.id, reach);
     if (!input) return;
     const { attempt } = input;
+    const limitKey = await limitKeyOf(ctx, node, iteration);
     putTask(ctx, node.id, iteration, waiting, {
       status: 'queued',
       input: input.value,
       arrivals,
-      dispatch: { taskType: node.taskType, priority: node.priority, timeoutMs: node.timeoutMs },
+      dispatch: {
+        taskType: node.taskType,
+        priority: node.priority,
+        timeoutMs: node.timeoutMs,
+        ...(limitKey !== undefined ? { limitKey } : {}),
+      },
     });
     ctx.record('task.scheduled', { task_type: node.taskType }, { nodeId: node.id, iteration, attempt });
   },
 
-  retry(ctx, node, failed, delayMs) {
+  async retry(ctx, node, failed, delayMs) {
     const attempt = failed.attempt + 1;
     const { iteration } = failed;
+    const limitKey = await limitKeyOf(ctx, node, iteration);
     ctx.emit({
       kind: 'create_task',
       nodeId: node.id,
@@ -41,6 +49,7 @@ export const taskNode: NodeHandler<TaskNode> = {
         priority: node.priority,
         timeoutMs: node.timeoutMs,
         ...(delayMs > 0 ? { delayMs } : {}),
+        ...(limitKey !== undefined ? { limitKey } : {}),
       },
     });
     ctx.record(

@@ -1,6 +1,7 @@
 import { compensatedNodeOf } from '../../definition/compensation.js';
 import type { DecisionContext } from '../context.js';
 import type { RunEvent } from '../events.js';
+import { limitKeyOf } from '../nodes/limit-key.js';
 import type { OperatorEvent, Requester } from '../operator-events.js';
 import { isTerminalRun, type RunStatus } from '../state.js';
 import { reopensBody } from './body-rerun.js';
@@ -34,12 +35,18 @@ export async function decideOperatorEvent(ctx: DecisionContext, event: OperatorE
       for (const task of ctx.allTasks()) {
         const node = ctx.workflow.node(task.nodeId);
         if (task.status !== 'queued' || node.kind !== 'task') continue;
+        const limitKey = await limitKeyOf(ctx, node, task.iteration);
         ctx.emit({
           kind: 'dispatch_task',
           nodeId: task.nodeId,
           iteration: task.iteration,
           attempt: task.attempt,
-          dispatch: { taskType: node.taskType, priority: node.priority, timeoutMs: node.timeoutMs },
+          dispatch: {
+            taskType: node.taskType,
+            priority: node.priority,
+            timeoutMs: node.timeoutMs,
+            ...(limitKey !== undefined ? { limitKey } : {}),
+          },
         });
       }
       // Events that arrived during the pause wait in the inbox, and their wake-ups were dropped: ask for the

@@ -35,12 +35,12 @@ export const nodeFailed: EventHandler<'node_failed'> = async (ctx, event) => {
   const failed = { error: event.error as unknown as Json, final: false, retry_in_ms: delayMs };
   ctx.record('task.failed', failed, at);
   if (delayMs === 0) {
-    scheduleRetry(ctx, event.nodeId, event.iteration, event.attempt, task.input);
+    await scheduleRetry(ctx, event.nodeId, event.iteration, event.attempt, task.input);
     return;
   }
   if (ctx.options.retryOnQueue && node.kind === 'task') {
     // The attempt is queued now with a not-before time, and the dispatcher holds it back.
-    scheduleRetry(ctx, event.nodeId, event.iteration, event.attempt, task.input, delayMs);
+    await scheduleRetry(ctx, event.nodeId, event.iteration, event.attempt, task.input, delayMs);
     return;
   }
   ctx.emit({

@@ -12,14 +12,14 @@ export function retryPolicyOf(node: NodeDef): RetryPolicy | null {
  * Schedules the attempt after `failedAttempt` with the same input, through the node kind's `retry`;
  * `delayMs` (a task's backoff, held back by the dispatcher) is 0 for at once.
  */
-export function scheduleRetry(
+export async function scheduleRetry(
   ctx: DecisionContext,
   nodeId: string,
   iteration: string,
   failedAttempt: number,
   input: Json | null,
   delayMs = 0,
-): void {
+): Promise<void> {
   const node = ctx.workflow.node(nodeId);
-  handlerOf(node).retry?.(ctx, node, { iteration, attempt: failedAttempt, input }, delayMs);
+  await handlerOf(node).retry?.(ctx, node, { iteration, attempt: failedAttempt, input }, delayMs);
 }

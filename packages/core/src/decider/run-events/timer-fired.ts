@@ -17,5 +17,5 @@ export const timerFired: EventHandler<'timer_fired'> = async (ctx, { purpose }) 
   const { nodeId, iteration, attempt } = purpose;
   const task = ctx.task(nodeId, iteration);
   if (!task || task.attempt !== attempt || (task.status !== 'failed' && task.status !== 'timed_out')) return;
-  scheduleRetry(ctx, nodeId, iteration, attempt, task.input);
+  await scheduleRetry(ctx, nodeId, iteration, attempt, task.input);
 };

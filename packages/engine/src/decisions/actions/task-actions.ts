@@ -78,6 +78,6 @@ export const dispatchTask: ActionWriter<'dispatch_task'> = (scope, action) => {
       id,
       action.attempt,
       action.dispatch,
-      scope.handOver.gatesOf(scope.run, action.nodeId),
+      scope.handOver.gatesOf(scope.run, action.nodeId, action.dispatch.limitKey),
     );
 };
