@@ -4,12 +4,14 @@ import { type AuthSettings, installAuth } from './auth/authenticate.js';
 import { installRateLimit, type RateLimit } from './auth/rate-limit.js';
 import { consoleAssetsDir, isConsoleFile, isConsolePage, sendConsoleIndex, serveConsole } from './console.js';
 import { installCors } from './cors.js';
+import { installDrain } from './drain.js';
 import { installErrorHandler } from './errors.js';
 import { type DatabaseProbe, healthRoutes } from './health.js';
 import { clientErrorHandler, frameworkErrors, installUrlLimit, MAX_PARAM_LENGTH } from './http-limits.js';
 import { installInputGuard } from './input-guard.js';
 import { metricsRoute } from './metrics.js';
 import { openApiRoutes } from './openapi.js';
+import { installRequestLog, requestId } from './request-log.js';
 import { recordRoutes } from './route-table.js';
 import { auditRoutes } from './routes/audit.js';
 import { bulkRoutes } from './routes/bulk.js';
@@ -64,7 +66,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const app = (Fastify as (o: object) => FastifyInstance)({
     ...(options.https ? { https: options.https } : {}),
     ...(options.logger
-      ? { loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) }
+      ? {
+          loggerInstance: options.logger,
+          // One access line per request instead of Fastify's two (installRequestLog).
+          logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+        }
       : { logger: false }),
     // Room for the largest payload the engine accepts (it refuses larger ones with a clear error).
     bodyLimit: Math.max(8 * 1024 * 1024, options.engine.context.config.maxPayloadBytes + 1024 * 1024),
@@ -75,7 +81,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
     clientErrorHandler,
+    // Closing answers new requests with Weft's own 503 (installDrain), not Fastify's.
+    return503OnClosing: false,
+    // The caller's x-request-id when usable, else a new one; on every log line of the request.
+    requestIdHeader: false,
+    genReqId: requestId,
   });
+  installRequestLog(app);
+  const drain = installDrain(app);
   recordRoutes(app);
   installUrlLimit(app);
   // YAML only as application/yaml: like JSON, a type a web page cannot send without a CORS preflight, so
@@ -115,7 +128,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     bulkRoutes(api, options.engine);
     eventRoutes(api, options.engine, options.historyPollMs);
     signalRoutes(api, options.engine);
-    taskRoutes(api, options.engine, sightings);
+    taskRoutes(api, options.engine, sightings, drain.signal);
     metricsRoute(api, options.engine);
     limitRoutes(api, options.engine);
     secretRoutes(api, options.engine);

@@ -16,11 +16,11 @@ import {
 } from '@weft/engine';
 import { connect, migrate, PgApiKeys, PgSecretStore, PgStore } from '@weft/postgres';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ensureBootstrapKey } from './auth/issue.js';
 import type { RateLimit } from './auth/rate-limit.js';
 import { databaseProbe } from './database-probe.js';
+import { type LogFormat, serverLogger } from './logger.js';
 import { guardProcess } from './process-guard.js';
 import type { DispatchInfo } from './routes/task-dispatch.js';
 import { type ServerTls, serverTls, type TlsFileSettings } from './tls.js';
@@ -38,6 +38,8 @@ export interface ServeOptions {
   readonly engine?: Partial<EngineConfig>;
   /** Log level; `silent` for none. */
   readonly logLevel?: string;
+  /** JSON lines (the default), or `pretty`: readable lines for a terminal. */
+  readonly logFormat?: LogFormat;
   /** Where large payloads go (a folder `.weft/blobs` by default). */
   readonly blobs?: BlobStore;
   /** Sinks that `event` nodes and status callbacks can name. */
@@ -98,7 +100,7 @@ export interface RunningServer {
 
 /** Connects to PostgreSQL, migrates, starts the engine's background loops and serves the HTTP API. */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
-  const logger = pino({ level: options.logLevel ?? 'info', base: { service: 'weft' } });
+  const logger = serverLogger(options.logLevel ?? 'info', options.logFormat);
   const host = options.host ?? '127.0.0.1';
   const authMode = options.auth?.mode ?? 'keys';
   if (authMode === 'off') {
@@ -195,10 +197,17 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     engine,
     store,
     async close() {
+      logger.info(
+        { polls_waiting: engine.context.wakeups.polls.size },
+        'shutting down: new requests are refused (503 shutting_down), waiting polls answer now',
+      );
       await app.close();
+      logger.info('HTTP server closed: every request in flight has been answered');
       await engine.stop();
+      logger.info('background loops stopped');
       await Promise.allSettled(destinations.map((d) => d.close?.()));
       await store.close();
+      logger.info('database connections closed');
       unguard();
     },
   };

@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+
+/** The header that carries a request's id, taken from the caller or made, and returned on every answer. */
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+// A caller's id is kept only when it is short and plain: it goes into every log line of the request.
+const USABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request's id: the caller's `x-request-id` when it is usable, else a fresh UUID. */
+export function requestId(request: IncomingMessage): string {
+  const given = request.headers[REQUEST_ID_HEADER];
+  return typeof given === 'string' && USABLE_ID.test(given) ? given : randomUUID();
+}
+
+/**
+ * Returns the request id on every answer (streams included: it is set on the raw response before anything
+ * is written) and writes one access line per answered request: method, route pattern (never the URL: its
+ * path and query can carry values), status, duration and the caller's key name. Bodies are never logged.
+ */
+export function installRequestLog(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    reply.raw.setHeader(REQUEST_ID_HEADER, request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+        caller: request.principal?.name ?? null,
+      },
+      'request',
+    );
+  });
+}
