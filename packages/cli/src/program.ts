@@ -97,11 +97,27 @@ function registerLocalCommands(program: Command, env: NodeJS.ProcessEnv): void {
     )
     .action(async (o) => (await import('./commands/servers.js')).serverCommand(o));
   environmentHelp(program.commands.at(-1)!, SERVER_ENVIRONMENT_ONLY);
-  program
+  const migrate = program
     .command('migrate')
-    .description('apply pending database migrations (safe to run twice, and from several places at once)')
+    .description(
+      'apply pending database migrations (safe to run twice, and from several places at once); refused when an applied file has changed',
+    )
     .option('--database-url <url>', 'PostgreSQL connection URL', env.DATABASE_URL)
     .action(async (o) => (await import('./commands/local.js')).migrateCommand(o.databaseUrl));
+  migrate
+    .command('status')
+    .description(
+      'list every migration, applied or pending (exit 1 when an applied file has changed since it was applied)',
+    )
+    .option('--database-url <url>', 'PostgreSQL connection URL', env.DATABASE_URL)
+    .option('--json', 'as JSON')
+    .action(async (o) =>
+      (await import('./commands/local.js')).migrateStatusCommand(
+        // `migrate` itself takes --database-url wherever it is written, this command's included.
+        migrate.opts().databaseUrl ?? o.databaseUrl,
+        o.json === true,
+      ),
+    );
   program
     .command('validate')
     .description('check a definition file offline; lists every problem with its line')

@@ -14,7 +14,7 @@ import {
   outboxDispatcher,
   SecretBox,
 } from '@weft/engine';
-import { connect, migrate, PgApiKeys, PgSecretStore, PgStore } from '@weft/postgres';
+import { checkMigrations, connect, migrate, PgApiKeys, PgSecretStore, PgStore } from '@weft/postgres';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ensureBootstrapKey } from './auth/issue.js';
@@ -113,8 +113,10 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   }
   const sql = connect(options.databaseUrl, { max: options.poolSize ?? 20, applicationName: 'weft-server' });
   try {
+    // Either way a database whose applied migration files have changed is refused (migration_changed).
     if (options.migrate ?? true)
       await migrate(sql, (m) => logger.info({ migration: m.id }, `applied migration ${m.name}`));
+    else await checkMigrations(sql);
     if (options.auth?.bootstrapAdminKey)
       await ensureBootstrapKey(new PgApiKeys(sql), options.auth.bootstrapAdminKey);
   } catch (e) {
