@@ -179,7 +179,7 @@ describe('weft server on SIGTERM', { timeout: 240_000 }, () => {
     await eventually(serverWaitsForLock, 60_000, 'the cancel to wait for the run lock');
     // A request on its way in when the signal comes: its first line is read, the rest arrives after.
     const arriving = rawConnection(server.port);
-    arriving.send(`GET /v1/runs/${runId} HTTP/1.1\r\nhost: x\r\n`);
+    arriving.send(`GET /readyz HTTP/1.1\r\nhost: x\r\n`);
 
     // Workers long-polling for a type nobody queues: they would wait 30 s (the server's cap) for nothing.
     const polls = [1, 2, 3].map(async (n) => {

@@ -1,6 +1,6 @@
 import { Engine } from '@weft/engine';
 import { PgStore } from '@weft/postgres';
-import { buildApp } from '@weft/server';
+import { buildApp, READY_TIMEOUT_MS } from '@weft/server';
 import { createTestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
@@ -43,6 +43,38 @@ describe('health routes', () => {
       await t.db.sql`INSERT INTO weft.migrations (id, name) VALUES (${last!.id}, ${last!.name})`;
     }
     expect((await t.call('GET', '/readyz')).status).toBe(200);
+  });
+
+  it('/readyz answers 503 database_unavailable when the database does not answer within its timeout', async () => {
+    // The ledger locked by another transaction: the readiness query waits on it, as on a database that hangs.
+    let release!: () => void;
+    let locked!: () => void;
+    const held = new Promise<void>((r) => {
+      locked = r;
+    });
+    const holder = t.db.sql.begin(async (tx) => {
+      await tx`LOCK TABLE weft.migrations IN ACCESS EXCLUSIVE MODE`;
+      locked();
+      await new Promise<void>((r) => {
+        release = r;
+      });
+    });
+    await held;
+    try {
+      const r = await t.call('GET', '/readyz');
+      expect(r.status).toBe(503);
+      expect(r.body.error.code).toBe('database_unavailable');
+      expect(r.body.error.message).toContain(`did not answer within ${READY_TIMEOUT_MS} ms`);
+      expect((await t.call('GET', '/livez')).status).toBe(200);
+    } finally {
+      release();
+      await holder;
+    }
+    await waitFor(
+      '/readyz to answer 200',
+      async () => (await t.call('GET', '/readyz')).status === 200,
+      30_000,
+    );
   });
 
   it('/readyz answers 503 background_stopped when a background loop has ended', async () => {
