@@ -56,6 +56,8 @@ export interface AppOptions {
   readonly console?: string | null;
   /** The database check of `/readyz`; without one, readiness looks at the background loops only. */
   readonly databaseProbe?: DatabaseProbe;
+  /** How long a background loop's round may run before `/readyz` calls it stuck (default 120 s). */
+  readonly backgroundStallMs?: number;
   /** Serves HTTPS with this certificate (and asks clients for one when `ca` is given); see serverTls. */
   readonly https?: ServerTls;
 }
@@ -116,7 +118,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   openApiRoutes(app);
   // The routes go in a plugin, so that they are added once the OpenAPI plugin listens for them.
   app.register(async (api) => {
-    healthRoutes(api, options.engine, options.databaseProbe);
+    healthRoutes(api, options.engine, options.databaseProbe, options.backgroundStallMs);
     scopeRunRoutes(api, options.engine);
     definitionRoutes(api, options.engine);
     const sightings = new WorkerSightings(options.engine.context.store, options.logger);

@@ -4,7 +4,12 @@ export { ensureBootstrapKey, type IssuedKey, issueKey, type KeyRequest } from '.
 export { generateKey, keyPrefix } from './auth/key-format.js';
 export { parseRateLimit, type RateLimit } from './auth/rate-limit.js';
 export { AUTH_RULES, type AuthRule, type Principal } from './auth/rules.js';
-export { type DatabaseCheck, type DatabaseProbe, READY_TIMEOUT_MS } from './health.js';
+export {
+  BACKGROUND_STALL_MS,
+  type DatabaseCheck,
+  type DatabaseProbe,
+  READY_TIMEOUT_MS,
+} from './health.js';
 export type { LogFormat } from './logger.js';
 export * from './openapi.js';
 export { REQUEST_ID_HEADER } from './request-log.js';

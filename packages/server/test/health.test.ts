@@ -106,4 +106,55 @@ describe('health routes', () => {
       await db.drop();
     }
   });
+
+  it('/readyz answers 503 background_stalled while a loop is stuck in one round, and 200 once it goes on', async () => {
+    const db = await createTestDatabase();
+    const engine = new Engine({ store: new PgStore(db.sql), config: { timerPollMs: 20 } });
+    await engine.start();
+    const app = buildApp({ engine, console: null, auth: { mode: 'off' }, backgroundStallMs: 300 });
+    // The timer table locked by another transaction: the timer loop's round waits on it (SKIP LOCKED skips
+    // rows, not a table lock), as on a query that hangs.
+    let release!: () => void;
+    let locked!: () => void;
+    const held = new Promise<void>((r) => {
+      locked = r;
+    });
+    const holder = db.pool(1).begin(async (tx) => {
+      await tx`LOCK TABLE weft.timers IN ACCESS EXCLUSIVE MODE`;
+      locked();
+      await new Promise<void>((r) => {
+        release = r;
+      });
+    });
+    try {
+      await held;
+      let last: { statusCode: number; json(): any } | undefined;
+      await waitFor(
+        'readyz to say a loop is stuck',
+        async () => {
+          last = await app.inject({ method: 'GET', url: '/readyz' });
+          // Other loops that read timers (the sweeper) may be named first.
+          return last.statusCode === 503 && /timers/.test(last.json().error.message);
+        },
+        60_000,
+      );
+      expect(last!.json().error.code).toBe('background_stalled');
+      expect(last!.json().error.message).toMatch(
+        /^background loop\(s\) .*timers.* stuck in one round for over 300 ms/,
+      );
+      release();
+      await holder;
+      await waitFor(
+        'readyz to answer 200',
+        async () => (await app.inject({ method: 'GET', url: '/readyz' })).statusCode === 200,
+        60_000,
+      );
+    } finally {
+      release?.();
+      await holder.catch(() => {});
+      await app.close();
+      await engine.stop();
+      await db.drop();
+    }
+  });
 });
