@@ -13,6 +13,10 @@ export function serverLogger(level: string, format: LogFormat = 'json'): pino.Lo
   if (format === 'json') return pino(options);
   return pino(
     options,
-    pretty({ colorize: process.stdout.isTTY === true && !process.env.NO_COLOR, ignore: 'pid,hostname,service', sync: true }),
+    pretty({
+      colorize: process.stdout.isTTY === true && !process.env.NO_COLOR,
+      ignore: 'pid,hostname,service',
+      sync: true,
+    }),
   );
 }
