@@ -12,7 +12,7 @@ export {
 } from './health.js';
 export type { LogFormat } from './logger.js';
 export * from './openapi.js';
-export { REQUEST_ID_HEADER } from './request-log.js';
+export { REQUEST_ID_HEADER, requestIdMixin } from './request-log.js';
 export { type RouteInfo, routesOf } from './route-table.js';
 export { keyJson } from './routes/keys.js';
 export * from './serve.js';

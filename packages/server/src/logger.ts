@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import pretty from 'pino-pretty';
+import { requestIdMixin } from './request-log.js';
 
 /** How a server writes its log: JSON lines (for collectors), or readable lines for a terminal. */
 export type LogFormat = 'json' | 'pretty';
@@ -9,7 +10,7 @@ export type LogFormat = 'json' | 'pretty';
  * entry (pino-pretty, in this process: nothing to pipe through), for `weft dev` on a terminal.
  */
 export function serverLogger(level: string, format: LogFormat = 'json'): pino.Logger {
-  const options = { level, base: { service: 'weft' } };
+  const options = { level, base: { service: 'weft' }, mixin: requestIdMixin };
   if (format === 'json') return pino(options);
   return pino(
     options,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Engine } from '@weft/engine';
 import { PgApiKeys, PgStore } from '@weft/postgres';
-import { buildApp, ensureBootstrapKey } from '@weft/server';
+import { buildApp, ensureBootstrapKey, requestIdMixin } from '@weft/server';
 import {
   createTestDatabase,
   TEST_ADMIN_KEY,
@@ -30,7 +30,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   await ensureBootstrapKey(new PgApiKeys(db.sql), TEST_ADMIN_KEY);
   const logger = pino(
-    { level: 'info' },
+    { level: 'info', mixin: requestIdMixin },
     {
       write(chunk: string) {
         raw.push(chunk);
@@ -41,11 +41,16 @@ beforeAll(async () => {
   engine = new Engine({ store: new PgStore(db.sql), logger });
   await engine.start();
   app = buildApp({ engine, console: null, auth: { mode: 'keys', keys: new PgApiKeys(db.sql) }, logger });
-  // A route of the test's own that logs a line while it runs.
+  // A route of the test's own that logs, while it runs, through its request's logger and (after awaiting a
+  // query) through the engine's, as Weft's own code does.
   app.get('/test/logs-a-line', { config: { auth: 'public' } }, async (request) => {
     request.log.warn({ step: 'inside' }, 'a line from inside the request');
+    await db.sql`SELECT 1`;
+    logger.warn('a line through the shared logger');
     return { ok: true };
   });
+  // Lines logged outside any request carry no id.
+  logger.info('outside any request');
   url = await app.listen({ host: '127.0.0.1', port: 0 });
 });
 afterAll(async () => {
@@ -105,7 +110,14 @@ describe('request logs', () => {
     const id = randomUUID();
     await fetch(`${url}/test/logs-a-line`, { headers: { 'x-request-id': id } });
     await accessLine(id);
-    expect(linesOf(id).map((l) => l.msg)).toEqual(['a line from inside the request', 'request']);
+    expect(linesOf(id).map((l) => l.msg)).toEqual([
+      'a line from inside the request',
+      'a line through the shared logger',
+      'request',
+    ]);
+    // Once, not twice, on the request logger's own lines.
+    for (const line of raw.filter((l) => l.includes(id))) expect(line.split('request_id').length).toBe(2);
+    expect(lines.find((l) => l.msg === 'outside any request')).not.toHaveProperty('request_id');
     // An unauthenticated request: logged with no caller.
     const anonymous = await fetch(`${url}/v1/runs`);
     expect(anonymous.status).toBe(401);
