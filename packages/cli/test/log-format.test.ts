@@ -1,8 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@weft/postgres';
 import { createTestDatabase, TEST_ADMIN_KEY, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -87,4 +88,42 @@ describe('log format', { timeout: 240_000 }, () => {
     expect(out).toMatch(/^ {4}route: "\/livez"$/m);
     expect(out).toContain('INFO: shutting down');
   });
+
+  // `script` (util-linux) runs the command on a pseudo-terminal, as a person's shell would.
+  const hasScript = spawnSync('script', ['--version']).status === 0;
+  it.skipIf(!hasScript)(
+    'weft dev on a terminal writes readable lines by default (skipped without script(1))',
+    async () => {
+      const data = join(dir, 'dev-data');
+      const port = await freePort();
+      const command = `${process.execPath} ${BIN} dev --data ${data} --port ${port} --log-level info`;
+      const child = spawn('script', ['-qec', command, '/dev/null'], {
+        env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      children.push(child);
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      await until(
+        () => out.includes('press Ctrl-C to stop'),
+        'weft dev to start',
+        () => out,
+      );
+      await fetch(`http://127.0.0.1:${port}/livez`, { headers: { 'x-request-id': 'tty-format-1' } });
+      await until(
+        () => out.includes('tty-format-1'),
+        'the access line',
+        () => out,
+      );
+      process.kill(-child.pid!, 'SIGINT');
+      await exited;
+      expect(out).toContain('INFO: request');
+      expect(out).toContain('request_id: "tty-format-1"');
+      expect(out).not.toMatch(/^\{"level"/m);
+    },
+  );
 });
