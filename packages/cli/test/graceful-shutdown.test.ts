@@ -182,30 +182,38 @@ describe('weft server on SIGTERM', { timeout: 240_000 }, () => {
     arriving.send(`GET /readyz HTTP/1.1\r\nhost: x\r\n`);
 
     // Workers long-polling for a type nobody queues: they would wait 30 s (the server's cap) for nothing.
+    const early: string[] = [];
     const polls = [1, 2, 3].map(async (n) => {
       const r = await fetch(`${server.url}/v1/tasks/poll`, {
         method: 'POST',
         headers: JSON_HEADERS,
         body: JSON.stringify({ worker: `w${n}`, task_types: ['nobody.queues'], wait_ms: 60_000 }),
       });
-      return { status: r.status, body: (await r.json()) as { tasks: unknown[] }, at: Date.now() };
+      const answer = { status: r.status, body: (await r.json()) as { tasks: unknown[] }, at: Date.now() };
+      early.push(`poll ${n}: ${answer.status} ${JSON.stringify(answer.body)}`);
+      return answer;
     });
+    // Each poll has reached its handler (it is listed as seen) and is waiting (the gauge also counts the
+    // server's own system-task poll, when it waits).
+    let seen = '';
     let metrics = '';
     await eventually(
       async () => {
+        seen = await (await fetch(`${server.url}/v1/workers`, { headers: TEST_AUTH_HEADERS })).text();
         metrics = await (await fetch(`${server.url}/metrics`, { headers: TEST_AUTH_HEADERS })).text();
-        return /^weft_polls_waiting 3$/m.test(metrics);
+        const names = ((JSON.parse(seen) as { items: { name: string }[] }).items ?? []).map((w) => w.name);
+        const gauge = Number(/^weft_polls_waiting (\d+)$/m.exec(metrics)?.[1] ?? 0);
+        return ['w1', 'w2', 'w3'].every((w) => names.includes(w)) && gauge >= 3;
       },
       60_000,
       'three polls waiting',
     ).catch((e) => {
+      const gauge = metrics.split('\n').filter((l) => l.startsWith('weft_polls_waiting'));
       throw new Error(
-        `${e.message}: ${metrics
-          .split('\n')
-          .filter((l) => l.startsWith('weft_polls_waiting'))
-          .join('\n')}`,
+        `${e.message}: ${gauge.join(' ')}; workers: ${seen}; answered so far: ${early.join('; ') || 'none'}; server log:\n${server.output().slice(-3000)}`,
       );
     });
+    expect(early).toEqual([]);
 
     const signalled = Date.now();
     server.child.kill('SIGTERM');

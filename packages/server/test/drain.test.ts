@@ -48,15 +48,24 @@ describe('closing a server', () => {
       task_types: ['nobody.queues'],
       wait_ms: 60_000,
     });
+    let answered = false;
+    void poll.then(() => {
+      answered = true;
+    });
+    // The poll has reached its handler (its worker is listed as seen) and waits (the gauge counts the server's
+    // own system-task poll too, when it waits).
     const waiting = async () => {
+      const workers = await (await fetch(`${t.url}/v1/workers`, { headers: auth })).json();
       const text = await (await fetch(`${t.url}/metrics`, { headers: auth })).text();
-      return /^weft_polls_waiting 1$/m.test(text);
+      const gauge = Number(/^weft_polls_waiting (\d+)$/m.exec(text)?.[1] ?? 0);
+      return (workers as { items: { name: string }[] }).items.some((w) => w.name === 'w') && gauge >= 1;
     };
     const end = Date.now() + 60_000;
     while (!(await waiting())) {
       if (Date.now() > end) throw new Error('the poll never waited');
       await new Promise((r) => setTimeout(r, 50));
     }
+    expect(answered).toBe(false);
     // The poll would wait 30 s (the server's cap) and a stream for ever: close() resolving well before
     // shows it waited for neither.
     await within(t.server.close(), 20_000, 'close()');
