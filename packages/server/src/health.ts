@@ -12,17 +12,26 @@ export type DatabaseProbe = () => Promise<DatabaseCheck>;
 /** How long `/readyz` waits for the database before it says it is unavailable. */
 export const READY_TIMEOUT_MS = 2000;
 
+/** How long one round of a background loop may run before `/readyz` says the loop is stuck (by default). */
+export const BACKGROUND_STALL_MS = 120_000;
+
 /**
  * Health routes, open to all (no credentials; they say nothing about runs): `/livez` answers while the
  * process serves requests, `/readyz` when it can also do work: the database answers within two seconds,
- * its schema is current and the background loops run. `/healthz` is the same as `/livez`.
+ * its schema is current and the background loops run, none stuck in one round for longer than `stallMs`.
+ * `/healthz` is the same as `/livez`.
  */
-export function healthRoutes(app: FastifyInstance, engine: Engine, probe?: DatabaseProbe): void {
+export function healthRoutes(
+  app: FastifyInstance,
+  engine: Engine,
+  probe?: DatabaseProbe,
+  stallMs = BACKGROUND_STALL_MS,
+): void {
   const live = async () => ({ ok: true });
   app.get('/livez', { config: { auth: 'public' } }, live);
   app.get('/healthz', { config: { auth: 'public' } }, live);
   app.get('/readyz', { config: { auth: 'public' } }, async (_request, reply) => {
-    const problem = (await checkDatabase(probe)) ?? checkLoops(engine);
+    const problem = (await checkDatabase(probe)) ?? checkLoops(engine, stallMs);
     if (problem) return reply.status(503).send({ error: problem });
     return { ok: true };
   });
@@ -53,12 +62,20 @@ async function checkDatabase(
   }
 }
 
-/** A problem when a background loop that should run has stopped. */
-function checkLoops(engine: Engine): { code: string; message: string } | null {
-  const stopped = engine.backgroundStatus().filter((l) => !l.running);
-  if (stopped.length === 0) return null;
+/** A problem when a background loop that should run has stopped, or is stuck in one round. */
+function checkLoops(engine: Engine, stallMs: number): { code: string; message: string } | null {
+  const loops = engine.backgroundStatus();
+  const stopped = loops.filter((l) => !l.running);
+  if (stopped.length > 0)
+    return {
+      code: 'background_stopped',
+      message: `background loop(s) ${stopped.map((l) => l.name).join(', ')} stopped; restart the server and see its log`,
+    };
+  const now = Date.now();
+  const stuck = loops.filter((l) => l.roundStartedAt && now - l.roundStartedAt.getTime() > stallMs);
+  if (stuck.length === 0) return null;
   return {
-    code: 'background_stopped',
-    message: `background loop(s) ${stopped.map((l) => l.name).join(', ')} stopped; restart the server and see its log`,
+    code: 'background_stalled',
+    message: `background loop(s) ${stuck.map((l) => l.name).join(', ')} stuck in one round for over ${stallMs} ms; look for a blocked query in pg_stat_activity (application weft-server), or restart the server`,
   };
 }

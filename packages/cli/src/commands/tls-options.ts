@@ -1,5 +1,4 @@
 import type { TlsFileSettings } from '@weft/server';
-import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 
 /** The TLS flags of `weft server` and `weft dev`. */
@@ -7,22 +6,6 @@ export interface TlsFlags {
   readonly tlsCert?: string;
   readonly tlsKey?: string;
   readonly tlsClientCa?: string;
-}
-
-/** Adds `--tls-cert`, `--tls-key` and `--tls-client-ca` (defaults from WEFT_TLS_CERT, ...). */
-export function tlsOptions(command: Command, env: NodeJS.ProcessEnv): Command {
-  return command
-    .option(
-      '--tls-cert <file>',
-      'serve HTTPS with this certificate (PEM); needs --tls-key',
-      env.WEFT_TLS_CERT,
-    )
-    .option('--tls-key <file>', "the certificate's private key (PEM)", env.WEFT_TLS_KEY)
-    .option(
-      '--tls-client-ca <file>',
-      'require client certificates signed by this CA (mutual TLS)',
-      env.WEFT_TLS_CLIENT_CA,
-    );
 }
 
 /** The server's TLS files from the flags, or none; a certificate without its key (or the reverse) is refused. */

@@ -7,6 +7,8 @@ export interface BackgroundLoopStatus {
   readonly running: boolean;
   /** Rounds failed in a row (0 after a round that worked). */
   readonly failures: number;
+  /** When the round under way started (the engine's clock), or null between rounds: a stuck round shows. */
+  readonly roundStartedAt: Date | null;
 }
 
 /** Something a background loop reports when a round fails. */
@@ -24,6 +26,7 @@ export class BackgroundLoop {
   private running: Promise<void> | null = null;
   private exited = false;
   private failures = 0;
+  private roundStartedAt: Date | null = null;
 
   constructor(
     readonly name: string,
@@ -47,7 +50,12 @@ export class BackgroundLoop {
 
   /** Whether the loop is running and how many rounds in a row failed. */
   status(): BackgroundLoopStatus {
-    return { name: this.name, running: this.running !== null && !this.exited, failures: this.failures };
+    return {
+      name: this.name,
+      running: this.running !== null && !this.exited,
+      failures: this.failures,
+      roundStartedAt: this.roundStartedAt,
+    };
   }
 
   /** Makes the loop look now (or right after its current round). */
@@ -68,12 +76,15 @@ export class BackgroundLoop {
     while (!this.stopper.signal.aborted) {
       this.woken = false;
       let more = false;
+      this.roundStartedAt = this.clock.now();
       try {
         more = await this.round();
         this.failures = 0;
       } catch (error) {
         this.failures++;
         this.onError(this.name, error);
+      } finally {
+        this.roundStartedAt = null;
       }
       if (this.stopper.signal.aborted) break;
       if (more && this.failures === 0) continue;

@@ -85,7 +85,12 @@ function toReport(r: WireReport): TaskReport {
 }
 
 /** The worker protocol: poll (long-poll), heartbeat, and reports (batched, or one task at a time). */
-export function taskRoutes(app: FastifyInstance, engine: Engine, sightings?: WorkerSightings): void {
+export function taskRoutes(
+  app: FastifyInstance,
+  engine: Engine,
+  sightings?: WorkerSightings,
+  closing?: AbortSignal,
+): void {
   app.post<{ Body: { worker: string; task_types: string[]; max?: number; wait_ms?: number } }>(
     '/v1/tasks/poll',
     {
@@ -112,13 +117,16 @@ export function taskRoutes(app: FastifyInstance, engine: Engine, sightings?: Wor
       reply.raw.once('close', () => {
         if (!reply.raw.writableEnded) abort.abort();
       });
+      // The server is stopping: answer at once with what the poll holds (nothing, unless a task was handed
+      // to it in that instant), so workers are not left waiting on a server that is going away.
+      const signal = closing ? AbortSignal.any([abort.signal, closing]) : abort.signal;
       const tasks = await engine.tasks.poll({
         namespace: namespaceOf(request),
         worker: request.body.worker,
         taskTypes: request.body.task_types,
         max: request.body.max ?? 1,
         waitMs: request.body.wait_ms ?? 0,
-        signal: abort.signal,
+        signal,
       });
       const terms = engine.tasks.terms;
       return { tasks: tasks.map(leasedJson), lease_ms: terms.leaseMs, heartbeat_ms: terms.heartbeatMs };
