@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Json, parseDuration, WeftError } from '@weft/core';
 import type { EngineContext } from '../context.js';
 import type {
@@ -130,6 +131,8 @@ export class RetentionService {
       const batch = await this.purgeBatch(selection, p.archive);
       if (batch >= this.ctx.config.purgeBatch) more = true;
     }
+    // A backlog goes on after a pause, at a pace that leaves the database to the runs.
+    if (more) await sleep(this.ctx.config.purgePauseMs);
     return more;
   }
 
