@@ -108,6 +108,7 @@ async function main(): Promise<void> {
           concurrency: o.concurrency,
           dbName: `${o.dbName}_purge`,
           out: o.out,
+          repeat: o.repeat,
         },
         log,
       );

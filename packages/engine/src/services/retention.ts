@@ -169,7 +169,13 @@ export class RetentionService {
     const payloads = this.ctx.payloads;
     for (const run of runs) {
       const whole = await payloads.resolveDeep(run as unknown as Json);
-      await payloads.blobs.put(archiveKey(run.run.id), Buffer.from(JSON.stringify(whole)));
+      // Replaced, not put: a run retried after an archive whose purge rolled back is archived again.
+      const blobs = payloads.blobs;
+      await (blobs.replace ?? blobs.put).call(
+        blobs,
+        archiveKey(run.run.id),
+        Buffer.from(JSON.stringify(whole)),
+      );
     }
   }
 }
