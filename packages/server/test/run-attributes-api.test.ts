@@ -51,7 +51,11 @@ describe('search attributes over HTTP', () => {
     expect(withColon.body.items.map((r: any) => r.id)).toEqual([b.body.id]);
     expect((await t.call('GET', '/v1/runs/count?attr=stage:done')).body).toEqual({ count: 2, capped: false });
     // A bulk action takes the same filter (the console's bulk actions act on what its filters show).
-    const bulk = await t.call('POST', '/v1/runs/bulk', { action: 'cancel', filter: { attr: 'customer:42' }, dry_run: true });
+    const bulk = await t.call('POST', '/v1/runs/bulk', {
+      action: 'cancel',
+      filter: { attr: 'customer:42' },
+      dry_run: true,
+    });
     expect(bulk.status).toBe(200);
     expect(bulk.body.matched).toBe(1);
   });
