@@ -84,6 +84,7 @@ export * from './store/outbox-records.js';
 export * from './store/records.js';
 export * from './store/report-refusals.js';
 export * from './store/retention-records.js';
+export * from './store/run-filter.js';
 export * from './store/schedule-records.js';
 export * from './store/store.js';
 export { type Clock, systemClock } from './support/clock.js';
