@@ -93,7 +93,7 @@ async function phase(
  * Purging while W2 runs: seeds `runs` finished runs spread over 30 days (each with its attempt and history),
  * measures W2 (its burst: throughput and step p99) without retention and with a 1-day retention policy, so
  * that the server's retention loop deletes the seeded runs (97% are older than a day) while W2 runs,
- * alternately. Reports the ratios of the medians.
+ * alternately. Reports each phase while purging against the phases on both sides of it, as the median ratio.
  */
 export async function runPurgeBench(
   baseUrl: string,
@@ -117,10 +117,21 @@ export async function runPurgeBench(
       await admin`DELETE FROM weft.retention`;
     }
     phases.push(await phase('W2 without purge', dbUrl, admin, o, log));
-    const without = phases.filter((p) => p.purged === 0 && p.name === 'W2 without purge');
+    // Each phase while purging against the mean of the phases just before and after it (the machine's speed
+    // drifts over minutes), then the median of those ratios.
+    const bracketed = (read: (p: Phase) => number) =>
+      median(
+        phases
+          .map((p, i) =>
+            p.name === 'W2 while purging'
+              ? read(p) / ((read(phases[i - 1]!) + read(phases[i + 1]!)) / 2)
+              : null,
+          )
+          .filter((r): r is number => r !== null),
+      );
+    const throughput = bracketed((p) => p.stepsPerSec);
+    const p99 = bracketed((p) => p.stepP99Ms);
     const during = phases.filter((p) => p.name === 'W2 while purging');
-    const throughput = median(during.map((p) => p.stepsPerSec)) / median(without.map((p) => p.stepsPerSec));
-    const p99 = median(during.map((p) => p.stepP99Ms)) / median(without.map((p) => p.stepP99Ms));
     const purgeRate = during.reduce((n, p) => n + p.purged, 0) / during.reduce((n, p) => n + p.seconds, 0);
     const lines = [
       `Purge while W2 runs (${o.w2Runs} runs of a 10-node chain), ${o.runs.toLocaleString('en')} finished runs seeded`,
@@ -128,7 +139,7 @@ export async function runPurgeBench(
         (p) =>
           `${p.name.padEnd(26)} ${Math.round(p.stepsPerSec).toString().padStart(6)} steps/s  p99 ${p.stepP99Ms.toFixed(1).padStart(7)} ms  purged ${p.purged}`,
       ),
-      `medians, while purging / without: throughput ${throughput.toFixed(2)}, step p99 ${p99.toFixed(2)}; purge rate ${Math.round(purgeRate)} runs/s`,
+      `while purging / without (against the phases on both sides, median): throughput ${throughput.toFixed(2)}, step p99 ${p99.toFixed(2)}; purge rate ${Math.round(purgeRate)} runs/s`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     await mkdir(resolve(o.out), { recursive: true });
