@@ -123,6 +123,7 @@ async function main(): Promise<void> {
           concurrency: o.concurrency,
           dbName: `${o.dbName}_purge`,
           out: o.out,
+          repeat: o.repeat,
         },
         log,
       );

@@ -5,6 +5,7 @@ import type postgres from 'postgres';
 import { freshDatabase } from './fresh-database.js';
 import { seedFinishedRuns } from './list-seed.js';
 import { type Measurement, runWorkload } from './run-workload.js';
+import { median } from './stats.js';
 import { w2 } from './workloads.js';
 
 /** How the purge benchmark runs. */
@@ -16,6 +17,8 @@ export interface PurgeBenchOptions {
   readonly concurrency: number;
   readonly dbName: string;
   readonly out: string;
+  /** Pairs of phases (without, while purging). */
+  readonly repeat: number;
 }
 
 /** One W2 measurement, with or without the purge going on, and how many runs the purge deleted meanwhile. */
@@ -88,9 +91,9 @@ async function phase(
 
 /**
  * Purging while W2 runs: seeds `runs` finished runs spread over 30 days (each with its attempt and history),
- * measures W2 (its burst: throughput and step p99) without retention, then with a 1-day retention policy so
- * that the server's retention loop deletes about 97% of the seeded runs while W2 runs, then without again
- * (the two runs without bracket the one with, since this machine's speed drifts). Reports the ratios.
+ * measures W2 (its burst: throughput and step p99) without retention and with a 1-day retention policy, so
+ * that the server's retention loop deletes the seeded runs (97% are older than a day) while W2 runs,
+ * alternately. Reports each phase while purging against the phases on both sides of it, as the median ratio.
  */
 export async function runPurgeBench(
   baseUrl: string,
@@ -104,23 +107,39 @@ export async function runPurgeBench(
     await seedFinishedRuns(admin, o.runs, log);
     await seedRunRows(admin, log);
     log(`seeded ${o.runs} finished runs in ${((Date.now() - seedStart) / 1000).toFixed(0)} s`);
+    // Alternated, `repeat` times, and without once more at the end: this machine's speed drifts, so each
+    // phase while purging has runs without it on both sides, and the ratio is of medians.
     const phases: Phase[] = [];
+    for (let i = 0; i < o.repeat; i++) {
+      phases.push(await phase('W2 without purge', dbUrl, admin, o, log));
+      await admin`INSERT INTO weft.retention (namespace, keep_ms) VALUES ('default', 86400000)`;
+      phases.push(await phase('W2 while purging', dbUrl, admin, o, log));
+      await admin`DELETE FROM weft.retention`;
+    }
     phases.push(await phase('W2 without purge', dbUrl, admin, o, log));
-    await admin`INSERT INTO weft.retention (namespace, keep_ms) VALUES ('default', 86400000)`;
-    phases.push(await phase('W2 while purging', dbUrl, admin, o, log));
-    await admin`DELETE FROM weft.retention`;
-    phases.push(await phase('W2 without purge, after', dbUrl, admin, o, log));
-    const base = [phases[0]!, phases[2]!];
-    const throughput = phases[1]!.stepsPerSec / ((base[0]!.stepsPerSec + base[1]!.stepsPerSec) / 2);
-    const p99 = phases[1]!.stepP99Ms / ((base[0]!.stepP99Ms + base[1]!.stepP99Ms) / 2);
-    const purgeRate = phases[1]!.purged / phases[1]!.seconds;
+    // Each phase while purging against the mean of the phases just before and after it (the machine's speed
+    // drifts over minutes), then the median of those ratios.
+    const bracketed = (read: (p: Phase) => number) =>
+      median(
+        phases
+          .map((p, i) =>
+            p.name === 'W2 while purging'
+              ? read(p) / ((read(phases[i - 1]!) + read(phases[i + 1]!)) / 2)
+              : null,
+          )
+          .filter((r): r is number => r !== null),
+      );
+    const throughput = bracketed((p) => p.stepsPerSec);
+    const p99 = bracketed((p) => p.stepP99Ms);
+    const during = phases.filter((p) => p.name === 'W2 while purging');
+    const purgeRate = during.reduce((n, p) => n + p.purged, 0) / during.reduce((n, p) => n + p.seconds, 0);
     const lines = [
       `Purge while W2 runs (${o.w2Runs} runs of a 10-node chain), ${o.runs.toLocaleString('en')} finished runs seeded`,
       ...phases.map(
         (p) =>
           `${p.name.padEnd(26)} ${Math.round(p.stepsPerSec).toString().padStart(6)} steps/s  p99 ${p.stepP99Ms.toFixed(1).padStart(7)} ms  purged ${p.purged}`,
       ),
-      `while purging / without: throughput ${throughput.toFixed(2)}, step p99 ${p99.toFixed(2)}; purge rate ${Math.round(purgeRate)} runs/s`,
+      `while purging / without (against the phases on both sides, median): throughput ${throughput.toFixed(2)}, step p99 ${p99.toFixed(2)}; purge rate ${Math.round(purgeRate)} runs/s`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     await mkdir(resolve(o.out), { recursive: true });

@@ -105,6 +105,7 @@ export * from './store/repair-records.js';
 export * from './store/report-refusals.js';
 export * from './store/retention-records.js';
 export * from './store/run-progress.js';
+export * from './store/run-filter.js';
 export * from './store/schedule-records.js';
 export * from './store/store.js';
 export * from './store/workload-records.js';

@@ -25,6 +25,8 @@ export class PgRetention implements RetentionStore {
     archive?: (runs: readonly RunArchive[]) => Promise<void>,
   ): Promise<string[]> {
     return this.sql.begin(async (tx) => {
+      // Every statement reads its runs' rows by key, as in PgStore's transactions: no sequential scans.
+      await tx`SELECT set_config('enable_seqscan', 'off', true)`;
       const ids = await lockPurgeable(tx, selection, limit);
       if (ids.length === 0) return [];
       if (archive) await archive(await readRunArchives(tx, ids));

@@ -156,6 +156,29 @@ describe('purging finished runs', () => {
     expect(keys[0]!.n).toBe(0);
   });
 
+  it('leaves a run with a pending decision, an undelivered effect or a live child for a later round', async () => {
+    const sel = { namespace: 'default', before: FUTURE(), definition: 'kept' };
+    const pending = await finishedRun('kept', 'keep.step');
+    await h.db
+      .sql`INSERT INTO weft.decide_queue (run_id, reason, not_before) VALUES (${pending}, 'late event', now() + interval '1 hour')`;
+    const undelivered = await finishedRun('kept', 'keep.step');
+    await h.db.sql`INSERT INTO weft.outbox (run_id, namespace, destination, kind, message_id, payload)
+                   VALUES (${undelivered}, 'default', 'webhook', 'status_callback', 'm-1', '{}')`;
+    const parent = await finishedRun('kept', 'keep.step');
+    const child = await finishedRun('kept', 'keep.step');
+    await h.db.sql`UPDATE weft.tasks SET child_run_id = ${child} WHERE run_id = ${parent}`;
+    await h.db
+      .sql`UPDATE weft.runs SET status = 'running', finished_at = NULL, parent_run_id = ${parent} WHERE id = ${child}`;
+    await h.engine.retention.purge(sel);
+    for (const id of [pending, undelivered, parent]) expect((await rowsOf(id)).runs).toBe(1);
+    // Once the decision is taken, the effect delivered and the child ended, they go.
+    await h.db.sql`DELETE FROM weft.decide_queue WHERE run_id = ${pending}`;
+    await h.db.sql`DELETE FROM weft.outbox WHERE run_id = ${undelivered}`;
+    await h.db.sql`UPDATE weft.runs SET status = 'completed', finished_at = now() WHERE id = ${child}`;
+    await h.engine.retention.purge(sel);
+    for (const id of [pending, undelivered, parent, child]) expect((await rowsOf(id)).runs).toBe(0);
+  });
+
   it('the loop keeps each run as long as its policy says: the namespace, or its definition override', async () => {
     const short = await finishedRun('kept', 'keep.step');
     const long = await finishedRun('kept-long', 'keep.other');
@@ -178,7 +201,10 @@ describe('purging finished runs', () => {
     const id = await finishedRun('kept-long', 'keep.other', big);
     await h.engine.retention.setPolicy('default', { definition: 'kept-long', keep: '1d', archive: true });
     try {
-      expect(await h.engine.retention.archived(id)).toBeNull();
+      // An older document of the same run (archived by a purge that rolled back, then retried) is replaced.
+      const older = Buffer.from(JSON.stringify({ run: { id, status: 'failed' } }));
+      await h.engine.context.payloads.blobs.put(`run-archive-${id}`, older);
+      expect((await h.engine.retention.archived(id))?.run.status).toBe('failed');
       await h.engine.retention.purge({ namespace: 'default', before: FUTURE(), definition: 'kept-long' });
       expect((await rowsOf(id)).runs).toBe(0);
       const doc = await h.engine.retention.archived(id);

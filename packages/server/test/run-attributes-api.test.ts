@@ -50,6 +50,14 @@ describe('search attributes over HTTP', () => {
     const withColon = await t.call('GET', `/v1/runs?attr=${encodeURIComponent('customer:acme:eu')}`);
     expect(withColon.body.items.map((r: any) => r.id)).toEqual([b.body.id]);
     expect((await t.call('GET', '/v1/runs/count?attr=stage:done')).body).toEqual({ count: 2, capped: false });
+    // A bulk action takes the same filter (the console's bulk actions act on what its filters show).
+    const bulk = await t.call('POST', '/v1/runs/bulk', {
+      action: 'cancel',
+      filter: { attr: 'customer:42' },
+      dry_run: true,
+    });
+    expect(bulk.status).toBe(200);
+    expect(bulk.body.matched).toBe(1);
   });
 
   it('refuses attributes and filters it cannot read, saying what it takes', async () => {

@@ -35,6 +35,8 @@ export interface Run {
   created_at: string;
   finished_at: string | null;
   parent: { run_id: string; node_id: string; iteration: string; attempt: number; detached: boolean } | null;
+  /** Search attributes (in reads of runs). */
+  attributes?: Record<string, string | number | boolean>;
 }
 
 /** A run as `GET /v1/runs` lists it: without its input and output. */

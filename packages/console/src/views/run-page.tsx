@@ -141,6 +141,18 @@ function RunHeader(props: { run: Run; stream: string }) {
             </dd>
           </>
         )}
+        {run.attributes && Object.keys(run.attributes).length > 0 && (
+          <>
+            <dt>Attributes</dt>
+            <dd>
+              {Object.entries(run.attributes).map(([name, value]) => (
+                <Link key={name} to={`/runs?attr=${encodeURIComponent(`${name}:${value}`)}`} className="mono">
+                  {name}={String(value)}{' '}
+                </Link>
+              ))}
+            </dd>
+          </>
+        )}
       </dl>
       <details>
         <summary>Input, output and error</summary>

@@ -7,6 +7,12 @@ export interface BlobStore {
   /** A short description for logs (`folder /var/lib/weft/blobs`, `s3 bucket/prefix`). */
   readonly name: string;
   put(key: string, data: Buffer): Promise<void>;
+  /**
+   * Writes a blob whether or not one has the key: for documents that are not content-addressed (a run's
+   * archive, written again if the run was retried and purged again). A store without it must overwrite on
+   * `put` (S3 does).
+   */
+  replace?(key: string, data: Buffer): Promise<void>;
   /** The blob, or null when there is none with this key. */
   get(key: string): Promise<Buffer | null>;
 }

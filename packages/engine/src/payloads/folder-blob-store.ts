@@ -16,8 +16,13 @@ export class FolderBlobStore implements BlobStore {
   }
 
   async put(key: string, data: Buffer): Promise<void> {
+    if (await exists(this.path(key))) return;
+    await this.replace(key, data);
+  }
+
+  /** Writes the blob even if one has the key: the new one takes its place at once (a rename). */
+  async replace(key: string, data: Buffer): Promise<void> {
     const path = this.path(key);
-    if (await exists(path)) return;
     const folder = join(this.dir, key.slice(-2));
     await mkdir(folder, { recursive: true });
     const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;

@@ -12,6 +12,8 @@ export interface BulkFilter {
   /** A run id, or its first characters. */
   readonly runId?: string;
   readonly idempotencyKey?: string;
+  /** Only runs with this search attribute, matched as text. */
+  readonly attribute?: { readonly key: string; readonly value: string };
 }
 
 /** A bulk action: cancel, terminate or retry every run that matches, one run per transaction. */

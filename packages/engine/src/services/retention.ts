@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Json, parseDuration, WeftError } from '@weft/core';
 import type { EngineContext } from '../context.js';
 import type {
@@ -130,6 +131,8 @@ export class RetentionService {
       const batch = await this.purgeBatch(selection, p.archive);
       if (batch >= this.ctx.config.purgeBatch) more = true;
     }
+    // A backlog goes on after a pause, at a pace that leaves the database to the runs.
+    if (more) await sleep(this.ctx.config.purgePauseMs);
     return more;
   }
 
@@ -166,7 +169,13 @@ export class RetentionService {
     const payloads = this.ctx.payloads;
     for (const run of runs) {
       const whole = await payloads.resolveDeep(run as unknown as Json);
-      await payloads.blobs.put(archiveKey(run.run.id), Buffer.from(JSON.stringify(whole)));
+      // Replaced, not put: a run retried after an archive whose purge rolled back is archived again.
+      const blobs = payloads.blobs;
+      await (blobs.replace ?? blobs.put).call(
+        blobs,
+        archiveKey(run.run.id),
+        Buffer.from(JSON.stringify(whole)),
+      );
     }
   }
 }

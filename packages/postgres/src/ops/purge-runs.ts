@@ -9,6 +9,8 @@ const BLOB_PATH = '$.**."$weft_blob"';
  * less those something may still read or write:
  * - a child run whose parent is still live (running, paused or compensating): the parent waits on it;
  * - a run with a live attached child: the child's end is written to this run's inbox;
+ *   (read run by run, through the run's own attempts: OFFSET 0 keeps the planner from scanning every
+ *   attempt of every run for children instead);
  * - a run with a pending decision (a late event is decided first) or a pending outbox row (an effect not yet
  *   delivered, such as its parent's wake-up or its status callback: nothing is dropped, invariant 8).
  * Dead letters of the run are deleted with it.
@@ -22,9 +24,10 @@ function purgeable(sql: Db, s: PurgeSelection) {
       AND NOT (r.parent_run_id IS NOT NULL AND NOT r.detached
                AND EXISTS (SELECT 1 FROM weft.runs p WHERE p.id = r.parent_run_id
                               AND p.status IN ('running', 'paused', 'compensating')))
-      AND NOT EXISTS (SELECT 1 FROM weft.tasks t JOIN weft.runs c ON c.id = t.child_run_id
-                       WHERE t.run_id = r.id AND t.child_run_id IS NOT NULL AND NOT c.detached
-                         AND c.status IN ('running', 'paused', 'compensating'))
+      AND NOT EXISTS (SELECT 1 FROM (SELECT t.child_run_id FROM weft.tasks t
+                                      WHERE t.run_id = r.id AND t.child_run_id IS NOT NULL OFFSET 0) t
+                        JOIN weft.runs c ON c.id = t.child_run_id
+                       WHERE NOT c.detached AND c.status IN ('running', 'paused', 'compensating'))
       AND NOT EXISTS (SELECT 1 FROM weft.decide_queue d WHERE d.run_id = r.id)
       AND NOT EXISTS (SELECT 1 FROM weft.outbox o WHERE o.run_id = r.id AND o.status = 'pending')`;
 }

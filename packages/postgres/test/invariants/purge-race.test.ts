@@ -142,6 +142,56 @@ describe('a purge racing other transactions on the same run', () => {
     }
   });
 
+  it("a worker's late report racing the purge of its run is refused, and leaves nothing of the run behind", async () => {
+    for (let round = 0; round < 4; round++) {
+      const run = await engine.runs.start({ namespace: 'default', definition: 'purge-race', input: {} });
+      const [task] = await eventually(async () => {
+        const got = await engine.tasks.poll({
+          namespace: 'default',
+          worker: 'late',
+          taskTypes: ['purge.step'],
+          max: 10,
+          waitMs: 0,
+        });
+        const mine = got.filter((t) => t.runId === run.id);
+        const others = got.filter((t) => t.runId !== run.id);
+        if (others.length)
+          await engine.tasks.report({
+            namespace: 'default',
+            worker: 'late',
+            reports: others.map((t) => failed(t, 'no', false)),
+          });
+        return mine.length ? mine : undefined;
+      });
+      // The run ends while its worker still holds the attempt; the worker reports late.
+      await operator.control.cancel(run.id, { by: 'ops' });
+      const report = () =>
+        engine.tasks.report({
+          namespace: 'default',
+          worker: 'late',
+          reports: [
+            { ...failed(task!, 'late', false), outcome: { kind: 'completed', output: { late: true } } },
+          ],
+        });
+      let verdicts: Awaited<ReturnType<typeof report>>['verdicts'] = [];
+      if (round % 2 === 0) {
+        // The report arrives while the purge holds the run (between its lock and its delete).
+        let late: ReturnType<typeof report> | undefined;
+        await purger.retention.purge(everything(), 500, async () => {
+          late = report();
+          await new Promise((r) => setTimeout(r, 100));
+        });
+        verdicts = (await late!).verdicts;
+      } else {
+        // The report arrives after the run is gone.
+        await purger.retention.purge(everything(), 500);
+        verdicts = (await report()).verdicts;
+      }
+      expect(verdicts[0]?.accepted).toBe(false);
+      expect(Object.values(await rowsOf(run.id)).every((n) => n === 0)).toBe(true);
+    }
+  });
+
   it('two purgers at once take different runs and delete each run once', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) ids.push(await failedRun());

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../namespace.js';
 import { actorOf, audit } from './audit.js';
 import { versionField } from './fields.js';
+import { ATTR_FIELD, attributeOf } from './run-list.js';
 
 const RUN_STATUSES = ['running', 'paused', 'compensating', 'completed', 'failed', 'cancelled', 'terminated'];
 
@@ -18,6 +19,7 @@ interface BulkBody {
     started_after?: string;
     run_id?: string;
     idempotency_key?: string;
+    attr?: string;
   };
   by?: string;
   reason?: string;
@@ -44,6 +46,7 @@ const schema = {
           started_after: { type: 'string', minLength: 1 },
           run_id: { type: 'string', pattern: '^[0-9a-fA-F-]{1,36}$' },
           idempotency_key: { type: 'string', minLength: 1, maxLength: 500 },
+          attr: ATTR_FIELD,
         },
       },
       by: { type: 'string', minLength: 1, maxLength: 200 },
@@ -91,6 +94,7 @@ export function bulkRoutes(app: FastifyInstance, engine: Engine): void {
       ...(f.started_after !== undefined ? { startedAfter: time('started_after', f.started_after) } : {}),
       ...(f.run_id !== undefined ? { runId: f.run_id } : {}),
       ...(f.idempotency_key !== undefined ? { idempotencyKey: f.idempotency_key } : {}),
+      ...(f.attr !== undefined ? { attribute: attributeOf(f.attr) } : {}),
     };
     const result = await bulkOperatorAction(engine.context.store, engine.control, {
       namespace: namespaceOf(request),

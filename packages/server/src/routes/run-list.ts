@@ -19,6 +19,14 @@ export const RUN_STATUSES = [
 /** Counts stop here: a preview of a bulk action needs "at least this many", not a scan of every run. */
 export const COUNT_CAP = 100_000;
 
+/** A search attribute filter, `name:value`, as a query or body field. */
+export const ATTR_FIELD = {
+  type: 'string',
+  pattern: '^[A-Za-z_][A-Za-z0-9_.-]{0,63}:',
+  maxLength: 321,
+  description: 'Only runs with this search attribute: `name:value` (`customer:42` matches 42 and "42")',
+};
+
 /** The filters of `GET /v1/runs` and `GET /v1/runs/count`, as query-string fields. */
 const filterFields = {
   status: { type: 'string', enum: RUN_STATUSES },
@@ -28,12 +36,7 @@ const filterFields = {
   started_after: { type: 'string', minLength: 1, maxLength: 64 },
   run_id: { type: 'string', pattern: '^[0-9a-fA-F-]{1,36}$' },
   idempotency_key: { type: 'string', minLength: 1, maxLength: 500 },
-  attr: {
-    type: 'string',
-    pattern: '^[A-Za-z_][A-Za-z0-9_.-]{0,63}:',
-    maxLength: 321,
-    description: 'Only runs with this search attribute: `name:value` (`customer:42` matches 42 and "42")',
-  },
+  attr: ATTR_FIELD,
 };
 
 /** The filter fields as they arrive. */
@@ -49,7 +52,7 @@ export interface FilterQuery {
 }
 
 /** `name:value`, split at the first colon (a value may hold colons). */
-function attributeOf(attr: string): { key: string; value: string } {
+export function attributeOf(attr: string): { key: string; value: string } {
   const at = attr.indexOf(':');
   const value = attr.slice(at + 1);
   if (value.length > 256)

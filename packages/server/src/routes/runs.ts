@@ -23,7 +23,7 @@ const startSchema = {
       attributes: {
         type: 'object',
         maxProperties: 32,
-        additionalProperties: { type: ['string', 'number', 'boolean'] },
+        additionalProperties: { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] },
         description: 'Search attributes: names to text (at most 256 characters), numbers or booleans',
       },
     },
