@@ -39,6 +39,11 @@ const RUN_TABLES = [
   ['human_tasks', 'run_id'],
   ['idempotency_keys', 'run_id'],
   ['run_attributes', 'run_id'],
+  ['sweeper_repairs', 'run_id'],
+  ['run_forks', 'run_id'],
+  ['run_forks', 'forked_from'],
+  ['task_log_attempts', 'run_id'],
+  ['task_logs', 'run_id'],
 ] as const;
 
 let h: Harness;
@@ -83,12 +88,28 @@ async function rowsOf(runId: string): Promise<Record<string, number>> {
     const [row] = await h.db.sql.unsafe(`SELECT count(*)::int AS n FROM weft.${table} WHERE ${column} = $1`, [
       runId,
     ]);
-    out[table] = row!.n;
+    out[column === 'run_id' || column === 'id' ? table : `${table}.${column}`] = row!.n;
   }
   return out;
 }
 
 describe('purging finished runs', () => {
+  it('knows every table that holds a run id, so a new one cannot be forgotten by the purge', async () => {
+    const columns = await h.db.sql<{ t: string }[]>`
+      SELECT table_name || '.' || column_name AS t FROM information_schema.columns
+       WHERE table_schema = 'weft' AND data_type = 'uuid' AND column_name IN ('run_id', 'forked_from')
+         AND table_name IN (SELECT table_name FROM information_schema.tables
+                             WHERE table_schema = 'weft' AND table_type = 'BASE TABLE')`;
+    // Not the run's own rows: a start key belongs to the parent that started the run (its key begins with the
+    // parent's id, and goes with the parent), and a limit's hold ends with its rate window, not with the run.
+    const listed = new Set([
+      ...RUN_TABLES.map(([table, column]) => `${table}.${column}`),
+      'start_keys.run_id',
+      'holds.run_id',
+    ]);
+    expect(columns.map((c) => c.t).filter((t) => !listed.has(t))).toEqual([]);
+  });
+
   it('deletes a run with every row that belonged to it, lists its blobs, and counts it first in a dry run', async () => {
     const big = { text: 'x'.repeat(5000) };
     const id = await finishedRun('kept', 'keep.step', big, 'order-1');
@@ -97,6 +118,15 @@ describe('purging finished runs', () => {
     expect(before.history).toBeGreaterThan(0);
     expect(before.idempotency_keys).toBe(1);
     expect(before.run_attributes).toBe(1);
+    // The rows a repair, a fork and a log line leave beside a run (written here as their writers would).
+    await h.db
+      .sql`INSERT INTO weft.sweeper_repairs (run_id, namespace, definition, status, idle_ms, changed, first_seq, last_seq)
+                   VALUES (${id}, 'default', 'kept', 'running', 1000, '{}', 1, 1)`;
+    await h.db
+      .sql`INSERT INTO weft.run_forks (run_id, forked_from) VALUES (${id}, gen_random_uuid()), (gen_random_uuid(), ${id})`;
+    const withLinks = await rowsOf(id);
+    expect(withLinks.sweeper_repairs).toBe(1);
+    expect(withLinks['run_forks.forked_from']).toBe(1);
     const dry = await h.engine.retention.purge({
       namespace: 'default',
       before: FUTURE(),
@@ -104,7 +134,7 @@ describe('purging finished runs', () => {
       dryRun: true,
     });
     expect(dry.matched).toBeGreaterThanOrEqual(1);
-    expect(await rowsOf(id)).toEqual(before);
+    expect(await rowsOf(id)).toEqual(withLinks);
 
     const out = await h.engine.retention.purge({
       namespace: 'default',

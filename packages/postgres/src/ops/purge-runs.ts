@@ -57,7 +57,8 @@ export async function lockPurgeable(sql: Db, s: PurgeSelection, limit: number): 
 /**
  * Deletes runs the caller has locked with everything that belongs to them, in one statement: attempts,
  * history, inbox, queue rows, decision requests, timers, mailboxes, outbox rows (dead letters too), human
- * tasks, the runs' idempotency keys and the start keys of the children they started. Every blob the rows
+ * tasks, search attributes, the sweeper's audit of them, fork links, the runs' idempotency keys and the start
+ * keys of the children they started (task logs go by the foreign key's cascade). Every blob the rows
  * referenced is listed in `blob_deletions` by the same statement, so the list commits with the deletion.
  */
 export async function deleteRuns(sql: Db, ids: readonly string[]): Promise<number> {
@@ -75,6 +76,9 @@ export async function deleteRuns(sql: Db, ids: readonly string[]): Promise<numbe
     ob AS (DELETE FROM weft.outbox x USING ids WHERE x.run_id = ids.id),
     ik AS (DELETE FROM weft.idempotency_keys x USING ids WHERE x.run_id = ids.id),
     ra AS (DELETE FROM weft.run_attributes x USING ids WHERE x.run_id = ids.id),
+    sr AS (DELETE FROM weft.sweeper_repairs x USING ids WHERE x.run_id = ids.id),
+    -- A fork's link goes with either of its runs: a link to a run that no longer exists leads nowhere.
+    rf AS (DELETE FROM weft.run_forks x WHERE x.run_id = ANY(${ids}::uuid[]) OR x.forked_from = ANY(${ids}::uuid[])),
     sk AS (DELETE FROM weft.start_keys x USING ids
             WHERE x.key >= ids.id::text || '/' AND x.key < ids.id::text || '0'),
     r AS (DELETE FROM weft.runs x USING ids WHERE x.id = ids.id RETURNING x.input, x.output),
