@@ -260,7 +260,7 @@ describe('examples that wait for people or reach outside the run', () => {
     expect(done.status).toBe('completed');
     const output = done.output as Record<string, string>;
     expect(output).toMatchObject({ order_id: 'C-3', payment_id: 'pay-C-3', tracking: 'TRK-C-3' });
-    const children = await client.listRuns({ definition: 'payment' });
+    const children = await client.listRuns({ definition: 'payment', include: ['output'] });
     const child = children.items.find((r) => r.parent?.run_id === done.id);
     expect(child).toMatchObject({ status: 'completed', output: { payment_id: 'pay-C-3', amount: 25 } });
     const event = await waitFor('published event', async () =>

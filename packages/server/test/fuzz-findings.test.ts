@@ -46,6 +46,14 @@ describe('found by the fuzz test', () => {
     expect(bomb.body.error.message).toContain('expands to more than 100000 values');
   });
 
+  it('a run id that is no UUID and no run is a 404, whatever its characters, not a failed archive read', async () => {
+    for (const id of ['fuzz.a', "'; DROP TABLE weft.runs; --", '\u202eabc', '../../etc']) {
+      const got = await t.call('GET', `/v1/runs/${encodeURIComponent(id)}`);
+      expect(got.status, id).toBe(404);
+      expect(got.body.error.code, id).toBe('run_not_found');
+    }
+  });
+
   it('a dead-letter id or cursor past the largest bigint is refused, not a failed statement', async () => {
     const cursor = await t.call('GET', '/v1/dead-letters?cursor=9223372036854776000&limit=1');
     expect(cursor.status).toBe(400);

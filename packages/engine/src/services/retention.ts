@@ -7,6 +7,7 @@ import type {
   RetentionStore,
   RunArchive,
 } from '../store/retention-records.js';
+import { isUuid } from '../support/ids.js';
 
 /** A dry run counts no further than this. */
 export const PURGE_COUNT_CAP = 1_000_000;
@@ -138,6 +139,8 @@ export class RetentionService {
 
   /** A run's archive document, or null when it was not archived (or the blob store has lost it). */
   async archived(runId: string): Promise<RunArchive | null> {
+    // Only a run id can name an archive: anything else (a mistyped or hostile id) has none.
+    if (!isUuid(runId)) return null;
     const data = await this.ctx.payloads.blobs.get(archiveKey(runId));
     return data ? (JSON.parse(data.toString('utf8')) as RunArchive) : null;
   }
