@@ -95,7 +95,7 @@ describe('weft runs migrate', { timeout: 240_000 }, () => {
     const links = await weft('runs', 'forks', id);
     expect(links.out).toContain(`forks: ${forked}`);
     const refused = await weft('runs', 'fork', id, '--up-to', 'b2');
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(4);
     expect(refused.err).toMatch(/node "b2" is not reached in run/);
   });
 });

@@ -119,7 +119,7 @@ describe('signals over HTTP', () => {
       '--url',
       server.url,
     ]).catch((e: { code: number; stderr: string }) => e);
-    expect(bad).toMatchObject({ code: 1 });
+    expect(bad).toMatchObject({ code: 2 });
     expect((bad as { stderr: string }).stderr).toContain('--data is not valid JSON');
   });
 });
