@@ -332,7 +332,7 @@ function table(
     f2(l.firstP50),
     f2(l.firstP99),
     l.load,
-    ...Array.from({ length: 7 }, () => ''),
+    ...Array.from({ length: header.length - 11 }, () => ''),
   ];
   for (const r of rows) {
     const l = r.paced ?? r.burst;
@@ -434,6 +434,6 @@ async function serverVersion(url: string): Promise<string> {
 }
 
 main().catch((e) => {
-  console.error(e instanceof Error ? e.message : e);
+  console.error(e instanceof Error ? (process.env.WEFT_BENCH_STACK ? e.stack : e.message) : e);
   process.exit(1);
 });
