@@ -434,6 +434,6 @@ async function serverVersion(url: string): Promise<string> {
 }
 
 main().catch((e) => {
-  console.error(e instanceof Error ? (process.env.WEFT_BENCH_STACK ? e.stack : e.message) : e);
+  console.error(e instanceof Error ? e.message : e);
   process.exit(1);
 });

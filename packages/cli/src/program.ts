@@ -17,7 +17,7 @@ import { registerRetentionCommands } from './commands/retention.js';
 import { listRunsCommand, showRunCommand } from './commands/runs.js';
 import { registerSecretCommands } from './commands/secrets.js';
 import { registerSweeperCommands } from './commands/sweeper.js';
-import { color, setJsonOutput } from './output.js';
+import { color, jsonOutput, setJsonOutput } from './output.js';
 import { environmentHelp, SERVER_ENVIRONMENT_ONLY, serverOptions } from './server-flags.js';
 
 /**
@@ -133,12 +133,12 @@ function registerLocalCommands(program: Command, env: NodeJS.ProcessEnv): void {
       'list every migration, applied or pending (exit 1 when an applied file has changed since it was applied)',
     )
     .option('--database-url <url>', 'PostgreSQL connection URL', env.DATABASE_URL)
-    .option('--json', 'as JSON')
     .action(async (o) =>
       (await import('./commands/local.js')).migrateStatusCommand(
         // `migrate` itself takes --database-url wherever it is written, this command's included.
         migrate.opts().databaseUrl ?? o.databaseUrl,
-        o.json === true,
+        // --json is the program's own option (every read command answers it), wherever it is written.
+        jsonOutput(),
       ),
     );
   program
