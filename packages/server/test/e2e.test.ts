@@ -8,7 +8,7 @@ import { type Run, WeftApiError, WeftClient } from '@weft/client';
 import { verifyWebhook } from '@weft/engine';
 import { type RunningServer, serve } from '@weft/server';
 import { createTestDatabase, serviceUrl, TEST_ADMIN_KEY, type TestDatabase } from '@weft/testing';
-import { TerminalError, Worker } from '@weft/worker';
+import { type TaskContext, TerminalError, Worker } from '@weft/worker';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -71,13 +71,21 @@ for (const dispatcher of ['table', 'redis'] as const) {
     // parallel is then shown, not left to timing.
     const inFlight = new Map<string, number>();
     const peak = new Map<string, number>();
-    const limited = async (type: string, together: number) => {
+    // Which attempts ran at once when a type went past its limit: what a failure of the limits test shows.
+    const running = new Map<string, Set<string>>();
+    const overlaps: string[][] = [];
+    const limited = async (type: string, together: number, ctx: TaskContext) => {
+      const me = `${ctx.runId}/${ctx.nodeId}#${ctx.attempt} task ${ctx.taskId}`;
+      const now = running.get(type) ?? new Set<string>();
+      running.set(type, now.add(me));
+      if (now.size > together) overlaps.push([...now]);
       inFlight.set(type, (inFlight.get(type) ?? 0) + 1);
       peak.set(type, Math.max(peak.get(type) ?? 0, inFlight.get(type)!));
       const until = Date.now() + 10_000;
       while (peak.get(type)! < together && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
       await new Promise((r) => setTimeout(r, 150));
       inFlight.set(type, inFlight.get(type)! - 1);
+      now.delete(me);
       return 'done';
     };
 
@@ -143,8 +151,8 @@ for (const dispatcher of ['table', 'redis'] as const) {
             'e2e.decline': () => {
               throw new TerminalError('declined');
             },
-            'e2e.limited': () => limited('e2e.limited', 1),
-            'e2e.capped': () => limited('e2e.capped', 2),
+            'e2e.limited': (_input, ctx) => limited('e2e.limited', 1, ctx),
+            'e2e.capped': (_input, ctx) => limited('e2e.capped', 2, ctx),
           },
         });
         await worker.start();
@@ -329,7 +337,7 @@ nodes:
       for (const run of done) expect(run.status, JSON.stringify(run.error)).toBe('completed');
       // Two workers, eight slots each: only the limits kept them from running all at once, and the cap
       // of two was reached.
-      expect(peak.get('e2e.limited')).toBe(1);
+      expect(peak.get('e2e.limited'), JSON.stringify(overlaps)).toBe(1);
       expect(peak.get('e2e.capped'), 'capped tasks running at once').toBe(2);
       if (dispatcher === 'table') return;
       // With Redis, they were never announced there: only the table's gated lease path counts limits.
