@@ -178,7 +178,11 @@ export class Engine {
     await Promise.all([this.background.stop(), this.runner.stop()]);
     await this.background.stopRelay();
     this.context.wakeups.disconnect();
-    await this.unlisten?.();
+    // Stopping the wake-ups' listener needs its connection: when the database is already gone (it was
+    // stopped first, or by the same Ctrl-C), there is nothing left to stop, and the stop goes on.
+    await this.unlisten?.().catch((e: unknown) =>
+      this.context.logger.warn({ error: String(e) }, 'the wake-up listener was already closed'),
+    );
     this.unlisten = null;
   }
 }
