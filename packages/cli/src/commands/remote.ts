@@ -111,16 +111,20 @@ export async function startCommand(
   });
 }
 
+/** One `--attr name=value` as its name and its text; anything else is a usage error saying how to write it. */
+export function attributePair(attr: string): [string, string] {
+  const at = attr.indexOf('=');
+  if (at < 1) throw new UsageError(`--attr ${JSON.stringify(attr)} must be name=value, such as customer=42`);
+  return [attr.slice(0, at), attr.slice(at + 1)];
+}
+
 /** `name=value` pairs of `--attr`: a number or `true`/`false` stays one, anything else is text. */
 export function attributesOf(attrs: readonly string[]): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
   for (const attr of attrs) {
-    const at = attr.indexOf('=');
-    if (at < 1)
-      throw new UsageError(`--attr ${JSON.stringify(attr)} must be name=value, such as customer=42`);
-    const text = attr.slice(at + 1);
+    const [name, text] = attributePair(attr);
     const n = Number(text);
-    out[attr.slice(0, at)] =
+    out[name] =
       text === 'true' ? true : text === 'false' ? false : text.trim() !== '' && Number.isFinite(n) ? n : text;
   }
   return out;

@@ -1,7 +1,6 @@
 import type { RunListFilter, RunStatus, RunWithTasks, Task } from '@weft/client';
-import { UsageError } from '../errors.js';
 import { brief, color, elapsed, print, status, table } from '../output.js';
-import { type RemoteOptions, withClient } from './remote.js';
+import { attributePair, type RemoteOptions, withClient } from './remote.js';
 
 /** The filters of `weft runs list`: every filter of `GET /v1/runs`, and its page. */
 export interface RunListOptions {
@@ -36,11 +35,9 @@ function filterOf(
   };
 }
 
-/** `--attr name=value` as the API's `attr=name:value`; a value without a name is a usage error. */
+/** `--attr name=value` as the API's `attr=name:value`. */
 function attributeFilter(attr: string): string {
-  if (attr.indexOf('=') < 1)
-    throw new UsageError(`--attr ${JSON.stringify(attr)} must be name=value, such as customer=42`);
-  return attr.replace('=', ':');
+  return attributePair(attr).join(':');
 }
 
 /** `weft runs list`: a page of runs, newest first (`--json`: the page as the API answers it). */
