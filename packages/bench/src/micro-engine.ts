@@ -3,9 +3,22 @@ import { Engine, type LeasedTask, type TaskReport } from '@weft/engine';
 import { connect, PgStore } from '@weft/postgres';
 import { freshDatabase } from './fresh-database.js';
 
-/** An engine on a fresh, migrated `weft_micro` database of the server at `url`, started. */
+/**
+ * The probes' database: `weft_micro`, or `WEFT_MICRO_DB` (letters, digits and underscores) so that probes
+ * run at once on one PostgreSQL server do not drop each other's database.
+ */
+function microDatabase(): string {
+  const name = process.env.WEFT_MICRO_DB ?? 'weft_micro';
+  if (!/^[a-z_][a-z0-9_]*$/.test(name))
+    throw new Error(
+      `WEFT_MICRO_DB is "${name}": use lower-case letters, digits and underscores (weft_micro_2)`,
+    );
+  return name;
+}
+
+/** An engine on a fresh, migrated probe database (see microDatabase) of the server at `url`, started. */
 export async function microEngine(url: string, poolMax: number) {
-  const sql = connect(await freshDatabase(url, 'weft_micro'), { max: poolMax });
+  const sql = connect(await freshDatabase(url, microDatabase()), { max: poolMax });
   const engine = new Engine({ store: new PgStore(sql), config: { crossProcessWakeups: false } });
   await engine.start();
   return {
