@@ -29,10 +29,33 @@ export type Timing = [string, string, number, number];
 /** Wall-clock milliseconds with microsecond precision. */
 export const now = () => performance.timeOrigin + performance.now();
 
-/** What the latency phases drive: a server (Weft's or the protocol floor's) and its worker processes. */
+/**
+ * How a path starts runs: over HTTP (a server's client), or in the embedded path's own process. Start
+ * times are wall-clock milliseconds, on the clock the handlers' timings use.
+ */
+export interface RunStarter {
+  /** Starts `count` runs at once; resolves once all are started, with each run's start time. */
+  burst(count: number): Promise<Map<string, number>>;
+  /** Starts `count` runs one by one at `rate` a second. */
+  paced(count: number, rate: number): Promise<Map<string, number>>;
+  /** Waits until the results the path awaits have arrived; when the last did (embedded path only). */
+  settled?(): Promise<number>;
+}
+
+/** Starts runs of `definition` through a server: the bulk endpoint for bursts, one request a run paced. */
+export function serverStarter(client: WeftClient, definition: string): RunStarter {
+  return {
+    burst: (count) => startBurst(client, definition, count),
+    paced: (count, rate) => startPaced(client, definition, count, rate),
+  };
+}
+
+/**
+ * What the latency phases drive: a server (Weft's or the protocol floor's) and its worker processes, or
+ * the embedded path's process (as `serverPid`, with no workers).
+ */
 export interface PhaseTarget {
-  readonly client: WeftClient;
-  readonly definition: string;
+  readonly starter: RunStarter;
   readonly workload: Workload;
   readonly sink: TimingSink;
   readonly admin: postgres.Sql;
@@ -63,7 +86,7 @@ export class LatencyPhases {
   /** Starts `count` runs at once and waits until they have finished (unmeasured). */
   private async warm(count: number): Promise<void> {
     const t = this.t;
-    await t.sink.await(await startBurst(t.client, t.definition, count), t.workload.steps);
+    await t.sink.await(await t.starter.burst(count), t.workload.steps);
     await this.finish(count);
   }
 
@@ -79,13 +102,13 @@ export class LatencyPhases {
     const count = Math.min(t.workload.runs, Math.max(20, Math.round(rate * 3)));
     if (!this.warmedSingle) {
       const warmPaced = Math.min(t.workload.runs, Math.max(10, Math.round(rate)));
-      await t.sink.await(await startPaced(t.client, t.definition, warmPaced, rate), t.workload.steps);
+      await t.sink.await(await t.starter.paced(warmPaced, rate), t.workload.steps);
       await this.finish(warmPaced);
       this.warmedSingle = true;
     }
     t.progress(`${steps === undefined ? 'paced' : `fixed ${steps} steps/s`}: ${count} runs at ${runs}`);
     const cpu = await cpuSnapshot(t.serverPid, t.workers);
-    const sent = await startPaced(t.client, t.definition, count, rate);
+    const sent = await t.starter.paced(count, rate);
     const timed = await t.sink.await(sent, t.workload.steps);
     const result = {
       ...latency(t.workload, timed, sent, load),
@@ -106,7 +129,7 @@ export class LatencyPhases {
     const all: Timing[] = [];
     for (let left = count; left > 0; ) {
       const wave = Math.min(inFlight, left);
-      const batch = await startBurst(t.client, t.definition, wave);
+      const batch = await t.starter.burst(wave);
       for (const [k, v] of batch) sent.set(k, v);
       all.push(...(await t.sink.await(batch, t.workload.steps)));
       left -= wave;
@@ -122,6 +145,7 @@ export class LatencyPhases {
   /** Counts `count` more runs as finished and waits until the runs table agrees. */
   async finish(count: number): Promise<void> {
     this.finished += count;
+    await this.t.starter.settled?.();
     await waitFinished(this.t.admin, this.finished);
   }
 }
