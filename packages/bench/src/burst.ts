@@ -40,7 +40,7 @@ export async function measureBurst(
 ): Promise<BurstFigures> {
   const { workload, admin } = t;
   const before = await pgStats(admin);
-  const cpuBefore = await cpuSnapshot(t.serverPid, t.workers);
+  const cpuBefore = await cpuSnapshot(t);
   const countersBefore = await counters();
   const sentAt = await t.starter.burst(workload.runs);
   const total = workload.runs * workload.steps;
@@ -49,7 +49,7 @@ export async function measureBurst(
     t.sink.await(sentAt, workload.steps, (done) => t.progress(`burst: ${done}/${total} steps`)),
   ]);
   const resultsAt = (await t.starter.settled?.()) ?? null;
-  const cpuAfter = await cpuSnapshot(t.serverPid, t.workers);
+  const cpuAfter = await cpuSnapshot(t);
   const countersAfter = await counters();
   await phases.finish(workload.runs);
   const after = await pgStats(admin);

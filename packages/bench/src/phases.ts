@@ -1,7 +1,7 @@
 import type { WeftClient } from '@weft/client';
 import type postgres from 'postgres';
 import type { WorkerProcess } from './processes.js';
-import { cpuMs, postgresCpuMs, quantile } from './stats.js';
+import { cpuMs, postgresCpuMs, postmasterPid, quantile } from './stats.js';
 import type { Workload } from './workloads.js';
 
 /** CPU milliseconds per step: server process, worker processes, PostgreSQL. */
@@ -107,12 +107,12 @@ export class LatencyPhases {
       this.warmedSingle = true;
     }
     t.progress(`${steps === undefined ? 'paced' : `fixed ${steps} steps/s`}: ${count} runs at ${runs}`);
-    const cpu = await cpuSnapshot(t.serverPid, t.workers);
+    const cpu = await cpuSnapshot(t);
     const sent = await t.starter.paced(count, rate);
     const timed = await t.sink.await(sent, t.workload.steps);
     const result = {
       ...latency(t.workload, timed, sent, load),
-      cpuPerStep: cpuDelta(cpu, await cpuSnapshot(t.serverPid, t.workers), timed.length),
+      cpuPerStep: cpuDelta(cpu, await cpuSnapshot(t), timed.length),
     };
     await this.finish(count);
     return result;
@@ -125,7 +125,7 @@ export class LatencyPhases {
     const count = Math.min(t.workload.runs, inFlight * 20);
     t.progress(`few: ${count} runs, ${inFlight} at a time`);
     const sent = new Map<string, number>();
-    const cpu = await cpuSnapshot(t.serverPid, t.workers);
+    const cpu = await cpuSnapshot(t);
     const all: Timing[] = [];
     for (let left = count; left > 0; ) {
       const wave = Math.min(inFlight, left);
@@ -136,7 +136,7 @@ export class LatencyPhases {
     }
     const result = {
       ...latency(t.workload, all, sent, `${inFlight} at a time`),
-      cpuPerStep: cpuDelta(cpu, await cpuSnapshot(t.serverPid, t.workers), all.length),
+      cpuPerStep: cpuDelta(cpu, await cpuSnapshot(t), all.length),
     };
     await this.finish(count);
     return result;
@@ -282,13 +282,18 @@ export async function waitFinished(admin: postgres.Sql, runs: number): Promise<v
   }
 }
 
-/** CPU used so far by the server, the workers together, and PostgreSQL. */
-export async function cpuSnapshot(server: number, workers: readonly WorkerProcess[]): Promise<CpuPerStep> {
-  const w = await Promise.all(workers.map((x) => cpuMs(x.child.pid!)));
+/**
+ * CPU used so far by the server (embedded path: its one process), the workers together, and the
+ * PostgreSQL server of `admin` (only it: see postgresCpuMs).
+ */
+export async function cpuSnapshot(
+  t: Pick<PhaseTarget, 'serverPid' | 'workers' | 'admin'>,
+): Promise<CpuPerStep> {
+  const w = await Promise.all(t.workers.map((x) => cpuMs(x.child.pid!)));
   return {
-    server: await cpuMs(server),
+    server: await cpuMs(t.serverPid),
     workers: w.reduce((a, b) => a + b, 0),
-    postgres: await postgresCpuMs(),
+    postgres: await postgresCpuMs(await postmasterPid(t.admin)),
   };
 }
 
