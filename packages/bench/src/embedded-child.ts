@@ -46,8 +46,16 @@ export async function startEmbeddedChild(
     waiting.get(r.id)?.(r);
     waiting.delete(r.id);
   });
+  // A process that dies answers nothing more: what waits for it fails, naming the exit code.
+  child.once('exit', (code) => {
+    for (const answer of waiting.values())
+      answer({ id: 0, error: `the embedded-path process exited with code ${code}` });
+    waiting.clear();
+  });
   const ask = (request: Request): Promise<EmbeddedReply> =>
     new Promise((resolve, reject) => {
+      if (child.exitCode !== null)
+        return reject(new Error(`the embedded-path process exited with code ${child.exitCode}`));
       const id = ++next;
       waiting.set(id, (r) =>
         r.error ? reject(new Error(`embedded path, ${request.cmd}: ${r.error}`)) : resolve(r),

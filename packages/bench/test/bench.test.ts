@@ -36,7 +36,7 @@ describe('npm run bench', () => {
         '--out',
         out,
       ],
-      { timeout: 280_000 },
+      { timeout: 480_000 },
     );
     expect(stdout).toMatch(/workload\s+path\s+runs\s+steps\s+wall s\s+steps\/s/);
     const file = /results: (.+\.json)/.exec(stdout)![1]!;
@@ -105,7 +105,7 @@ describe('npm run bench', () => {
     expect(results.protocolFloor.fixed.load).toBe(w2[0].fixed.load);
     expect(stdout).toMatch(/W2 floor few/);
     expect(stdout).toMatch(/CPU ms\/step srv\/wrk\/pg in the latency phases/);
-  }, 300_000);
+  }, 500_000);
 
   it('--paths refuses a path it does not know, naming the ones it does', async () => {
     const run = promisify(execFile)(process.execPath, [MAIN, '--paths', 'server,inprocess'], {
