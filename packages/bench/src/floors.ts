@@ -47,33 +47,8 @@ export async function measureFloors(
     const rates = await measureFloor(dbUrl, { runs: o.few, loops: o.workers, batch, rounds: 60 });
     floorFewMs = (o.few / median(rates)) * 1000;
   }
-  const protocolSamples: ProtocolFloor[] = [];
-  if (w2 && w2RunsPerSec !== null) {
-    // W2's latency phases against a server with no engine: what the machine allows this process layout.
-    for (let i = 0; i < o.repeat; i++) {
-      const url = await freshDatabase(baseUrl, `${o.dbName}_protocol`);
-      const admin = connect(url, { max: 1, applicationName: 'weft-bench' });
-      const label = `protocol floor (W2, no engine) ${i + 1}/${o.repeat}`;
-      try {
-        log(`${label}: running`);
-        protocolSamples.push(
-          await measureProtocolFloor(w2, {
-            databaseUrl: url,
-            admin,
-            port: await freePort(),
-            workers: o.workers,
-            concurrency: o.concurrency,
-            pacedRunsPerSec: w2RunsPerSec * o.pacedShare,
-            fixedStepsPerSec: o.rate,
-            fewRuns: o.few,
-            progress: (line) => log(`${label}: ${line}`),
-          }),
-        );
-      } finally {
-        await admin.end();
-      }
-    }
-  }
+  const protocolSamples =
+    w2 && w2RunsPerSec !== null ? await protocolFloorSamples(baseUrl, o, w2, w2RunsPerSec, log) : [];
   const protocol =
     protocolSamples.length > 0
       ? {
@@ -83,4 +58,39 @@ export async function measureFloors(
         }
       : null;
   return { floor: median(samples), floorFewMs, protocol, protocolSamples };
+}
+
+/** W2's latency phases against a server with no engine, `--repeat` times: what the machine allows this layout. */
+async function protocolFloorSamples(
+  baseUrl: string,
+  o: BenchOptions,
+  w2: Workload,
+  w2RunsPerSec: number,
+  log: (line: string) => void,
+): Promise<ProtocolFloor[]> {
+  const samples: ProtocolFloor[] = [];
+  for (let i = 0; i < o.repeat; i++) {
+    const url = await freshDatabase(baseUrl, `${o.dbName}_protocol`);
+    const admin = connect(url, { max: 1, applicationName: 'weft-bench' });
+    const label = `protocol floor (W2, no engine) ${i + 1}/${o.repeat}`;
+    try {
+      log(`${label}: running`);
+      samples.push(
+        await measureProtocolFloor(w2, {
+          databaseUrl: url,
+          admin,
+          port: await freePort(),
+          workers: o.workers,
+          concurrency: o.concurrency,
+          pacedRunsPerSec: w2RunsPerSec * o.pacedShare,
+          fixedStepsPerSec: o.rate,
+          fewRuns: o.few,
+          progress: (line) => log(`${label}: ${line}`),
+        }),
+      );
+    } finally {
+      await admin.end();
+    }
+  }
+  return samples;
 }
