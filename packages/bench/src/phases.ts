@@ -1,7 +1,7 @@
 import type { WeftClient } from '@weft/client';
 import type postgres from 'postgres';
 import type { WorkerProcess } from './processes.js';
-import { cpuMs, postgresCpuMs, quantile } from './stats.js';
+import { cpuMs, postgresCpuMs, postmasterPid, quantile } from './stats.js';
 import type { Workload } from './workloads.js';
 
 /** CPU milliseconds per step: server process, worker processes, PostgreSQL. */
@@ -29,10 +29,33 @@ export type Timing = [string, string, number, number];
 /** Wall-clock milliseconds with microsecond precision. */
 export const now = () => performance.timeOrigin + performance.now();
 
-/** What the latency phases drive: a server (Weft's or the protocol floor's) and its worker processes. */
+/**
+ * How a path starts runs: over HTTP (a server's client), or in the embedded path's own process. Start
+ * times are wall-clock milliseconds, on the clock the handlers' timings use.
+ */
+export interface RunStarter {
+  /** Starts `count` runs at once; resolves once all are started, with each run's start time. */
+  burst(count: number): Promise<Map<string, number>>;
+  /** Starts `count` runs one by one at `rate` a second. */
+  paced(count: number, rate: number): Promise<Map<string, number>>;
+  /** Waits until the results the path awaits have arrived; when the last did (embedded path only). */
+  settled?(): Promise<number>;
+}
+
+/** Starts runs of `definition` through a server: the bulk endpoint for bursts, one request a run paced. */
+export function serverStarter(client: WeftClient, definition: string): RunStarter {
+  return {
+    burst: (count) => startBurst(client, definition, count),
+    paced: (count, rate) => startPaced(client, definition, count, rate),
+  };
+}
+
+/**
+ * What the latency phases drive: a server (Weft's or the protocol floor's) and its worker processes, or
+ * the embedded path's process (as `serverPid`, with no workers).
+ */
 export interface PhaseTarget {
-  readonly client: WeftClient;
-  readonly definition: string;
+  readonly starter: RunStarter;
   readonly workload: Workload;
   readonly sink: TimingSink;
   readonly admin: postgres.Sql;
@@ -63,7 +86,7 @@ export class LatencyPhases {
   /** Starts `count` runs at once and waits until they have finished (unmeasured). */
   private async warm(count: number): Promise<void> {
     const t = this.t;
-    await t.sink.await(await startBurst(t.client, t.definition, count), t.workload.steps);
+    await t.sink.await(await t.starter.burst(count), t.workload.steps);
     await this.finish(count);
   }
 
@@ -79,17 +102,17 @@ export class LatencyPhases {
     const count = Math.min(t.workload.runs, Math.max(20, Math.round(rate * 3)));
     if (!this.warmedSingle) {
       const warmPaced = Math.min(t.workload.runs, Math.max(10, Math.round(rate)));
-      await t.sink.await(await startPaced(t.client, t.definition, warmPaced, rate), t.workload.steps);
+      await t.sink.await(await t.starter.paced(warmPaced, rate), t.workload.steps);
       await this.finish(warmPaced);
       this.warmedSingle = true;
     }
     t.progress(`${steps === undefined ? 'paced' : `fixed ${steps} steps/s`}: ${count} runs at ${runs}`);
-    const cpu = await cpuSnapshot(t.serverPid, t.workers);
-    const sent = await startPaced(t.client, t.definition, count, rate);
+    const cpu = await cpuSnapshot(t);
+    const sent = await t.starter.paced(count, rate);
     const timed = await t.sink.await(sent, t.workload.steps);
     const result = {
       ...latency(t.workload, timed, sent, load),
-      cpuPerStep: cpuDelta(cpu, await cpuSnapshot(t.serverPid, t.workers), timed.length),
+      cpuPerStep: cpuDelta(cpu, await cpuSnapshot(t), timed.length),
     };
     await this.finish(count);
     return result;
@@ -102,18 +125,18 @@ export class LatencyPhases {
     const count = Math.min(t.workload.runs, inFlight * 20);
     t.progress(`few: ${count} runs, ${inFlight} at a time`);
     const sent = new Map<string, number>();
-    const cpu = await cpuSnapshot(t.serverPid, t.workers);
+    const cpu = await cpuSnapshot(t);
     const all: Timing[] = [];
     for (let left = count; left > 0; ) {
       const wave = Math.min(inFlight, left);
-      const batch = await startBurst(t.client, t.definition, wave);
+      const batch = await t.starter.burst(wave);
       for (const [k, v] of batch) sent.set(k, v);
       all.push(...(await t.sink.await(batch, t.workload.steps)));
       left -= wave;
     }
     const result = {
       ...latency(t.workload, all, sent, `${inFlight} at a time`),
-      cpuPerStep: cpuDelta(cpu, await cpuSnapshot(t.serverPid, t.workers), all.length),
+      cpuPerStep: cpuDelta(cpu, await cpuSnapshot(t), all.length),
     };
     await this.finish(count);
     return result;
@@ -122,6 +145,7 @@ export class LatencyPhases {
   /** Counts `count` more runs as finished and waits until the runs table agrees. */
   async finish(count: number): Promise<void> {
     this.finished += count;
+    await this.t.starter.settled?.();
     await waitFinished(this.t.admin, this.finished);
   }
 }
@@ -258,13 +282,18 @@ export async function waitFinished(admin: postgres.Sql, runs: number): Promise<v
   }
 }
 
-/** CPU used so far by the server, the workers together, and PostgreSQL. */
-export async function cpuSnapshot(server: number, workers: readonly WorkerProcess[]): Promise<CpuPerStep> {
-  const w = await Promise.all(workers.map((x) => cpuMs(x.child.pid!)));
+/**
+ * CPU used so far by the server (embedded path: its one process), the workers together, and the
+ * PostgreSQL server of `admin` (only it: see postgresCpuMs).
+ */
+export async function cpuSnapshot(
+  t: Pick<PhaseTarget, 'serverPid' | 'workers' | 'admin'>,
+): Promise<CpuPerStep> {
+  const w = await Promise.all(t.workers.map((x) => cpuMs(x.child.pid!)));
   return {
-    server: await cpuMs(server),
+    server: await cpuMs(t.serverPid),
     workers: w.reduce((a, b) => a + b, 0),
-    postgres: await postgresCpuMs(),
+    postgres: await postgresCpuMs(await postmasterPid(t.admin)),
   };
 }
 

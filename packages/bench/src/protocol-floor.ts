@@ -1,6 +1,6 @@
 import { WeftClient } from '@weft/client';
 import type postgres from 'postgres';
-import { type Latency, LatencyPhases, TimingSink } from './phases.js';
+import { type Latency, LatencyPhases, serverStarter, TimingSink } from './phases.js';
 import { startFloorServer, startWorker, type WorkerProcess } from './processes.js';
 import type { Workload } from './workloads.js';
 
@@ -44,8 +44,7 @@ export async function measureProtocolFloor(
     for (let i = 0; i < o.workers; i++)
       workers.push(await startWorker(server.url, `floor-${i + 1}`, o.concurrency));
     const phases = new LatencyPhases({
-      client,
-      definition: 'bench-w2',
+      starter: serverStarter(client, 'bench-w2'),
       workload,
       sink: new TimingSink(workers),
       admin: o.admin,

@@ -1,13 +1,13 @@
 import { WeftClient } from '@weft/client';
 import type postgres from 'postgres';
+import { type BurstFigures, measureBurst } from './burst.js';
+import type { EngineCounters } from './embedded-protocol.js';
 import {
   type CpuPerStep,
-  cpuDelta,
-  cpuSnapshot,
   type Latency,
   LatencyPhases,
   latency,
-  startBurst,
+  serverStarter,
   TimingSink,
 } from './phases.js';
 import { startServer, startWorker, type WorkerProcess } from './processes.js';
@@ -19,9 +19,16 @@ export type { CpuPerStep, Latency } from './phases.js';
 /** What one measured run of a workload gives. */
 export interface Measurement {
   readonly workload: string;
+  /** `server` (a server process and worker processes over HTTP) or `embedded` (createEngine in one process). */
+  readonly path: Path;
   readonly runs: number;
   readonly steps: number;
+  /** The burst's wall time: from the first start to the last run seen completed in PostgreSQL. */
   readonly wallMs: number;
+  /** From the first start to the last handler's end (the burst's wall time before it ended in PostgreSQL). */
+  readonly handlersWallMs: number;
+  /** Embedded path: from the first start to the last run's result reaching the caller; null on the server path. */
+  readonly resultsWallMs: number | null;
   readonly stepsPerSec: number;
   readonly runsPerSec: number;
   /** Latency while every run was started at once (dominated by queueing: Little's law). */
@@ -39,13 +46,21 @@ export interface Measurement {
   /** Statements the server sent to PostgreSQL per step during the burst (weft_db_statements_total). */
   readonly statementsPerStep: number;
   readonly walBytesPerStep: number;
+  /** Peak RSS of the server process (of the embedded path's one process). */
   readonly serverRssMb: number;
+  /** Peak RSS of the worker processes (0 on the embedded path: it has none). */
   readonly workerRssMb: number;
   /** Node instances the server read per event decided, during the burst (it follows the frontier). */
   readonly readsPerEvent: number;
-  /** CPU milliseconds per step during the burst: server process, worker processes, PostgreSQL. */
+  /**
+   * CPU milliseconds per step during the burst: server process, worker processes, PostgreSQL (embedded
+   * path: its one process, 0, PostgreSQL).
+   */
   readonly cpuPerStep: CpuPerStep;
 }
+
+/** Which way runs go: through a server and worker processes, or Weft as a library in one process. */
+export type Path = 'server' | 'embedded';
 
 /** How to run a workload. */
 export interface RunOptions {
@@ -77,76 +92,26 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
   const server = await startServer(o.databaseUrl, o.port);
   const workers: WorkerProcess[] = [];
   const client = new WeftClient({ url: server.url, connections: 32 });
-  const sink = new TimingSink(workers);
   try {
     for (let i = 0; i < o.workers; i++)
       workers.push(await startWorker(server.url, `bench-${i + 1}`, o.concurrency));
     await client.deploy(workload.yaml);
-    const definition = `bench-${workload.id.toLowerCase()}`;
-    const phases = new LatencyPhases({
-      client,
-      definition,
+    const target = {
+      starter: serverStarter(client, `bench-${workload.id.toLowerCase()}`),
       workload,
-      sink,
+      sink: new TimingSink(workers),
       admin: o.admin,
       serverPid: server.child.pid!,
       workers,
       progress: o.progress,
-    });
-
+    };
+    const phases = new LatencyPhases(target);
     // Warm-up: enough runs that the hot paths are compiled before measuring.
     await phases.warmUp();
-
-    // 1. Burst.
-    const before = await pgStats(o.admin);
-    const cpuBefore = await cpuSnapshot(server.child.pid!, workers);
-    const metricsBefore = await engineMetrics(server.url);
-    const sentAt = await startBurst(client, definition, workload.runs);
-    const total = workload.runs * workload.steps;
-    const timings = await sink.await(sentAt, workload.steps, (done) =>
-      o.progress(`burst: ${done}/${total} steps`),
-    );
-    const cpuAfter = await cpuSnapshot(server.child.pid!, workers);
-    const metricsAfter = await engineMetrics(server.url);
-    await phases.finish(workload.runs);
-    const after = await pgStats(o.admin);
-    const started = Math.min(...sentAt.values());
-    const ended = Math.max(...timings.map((t) => t[3]));
-    const wallMs = ended - started;
-    const runsPerSec = workload.runs / (wallMs / 1000);
-
-    // 2. Paced: a steady arrival rate, below what the burst showed the system can take; then a fixed one.
-    const paced = o.pacedShare > 0 ? await phases.paced(Math.max(1, runsPerSec * o.pacedShare)) : null;
-    const fixed =
-      o.fixedStepsPerSec > 0
-        ? await phases.paced(o.fixedStepsPerSec / workload.steps, o.fixedStepsPerSec)
-        : null;
-
-    // 3. Few: a closed loop of a handful of runs, each replaced by a new one when it ends.
-    const few = o.fewRuns > 0 ? await phases.few(o.fewRuns) : null;
-
-    const serverRss = await peakRss(server.child.pid!);
+    const burst = await measureBurst(target, phases, () => engineMetrics(server.url));
+    const rest = await latencyPhases(phases, workload, burst, o);
     const workerRss = Math.max(...(await Promise.all(workers.map((w) => peakRss(w.child.pid!)))));
-    return {
-      workload: workload.id,
-      runs: workload.runs,
-      steps: timings.length,
-      wallMs,
-      stepsPerSec: timings.length / (wallMs / 1000),
-      runsPerSec,
-      burst: latency(workload, timings, sentAt, 'burst'),
-      paced,
-      fixed,
-      few,
-      commitsPerStep: (after.commits - before.commits) / timings.length,
-      statementsPerStep: (metricsAfter.statements - metricsBefore.statements) / timings.length,
-      walBytesPerStep: (after.walBytes - before.walBytes) / timings.length,
-      serverRssMb: serverRss / 2 ** 20,
-      workerRssMb: workerRss / 2 ** 20,
-      readsPerEvent:
-        (metricsAfter.reads - metricsBefore.reads) / Math.max(1, metricsAfter.events - metricsBefore.events),
-      cpuPerStep: cpuDelta(cpuBefore, cpuAfter, timings.length),
-    };
+    return measurement('server', workload, burst, rest, await peakRss(server.child.pid!), workerRss);
   } finally {
     await client.close();
     await Promise.all(workers.map((w) => w.stop()));
@@ -154,8 +119,59 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
   }
 }
 
+/** The latency phases after a burst, on either path. */
+export async function latencyPhases(
+  phases: LatencyPhases,
+  workload: Workload,
+  burst: BurstFigures,
+  o: Pick<RunOptions, 'pacedShare' | 'fixedStepsPerSec' | 'fewRuns'>,
+): Promise<Pick<Measurement, 'paced' | 'fixed' | 'few'>> {
+  const runsPerSec = workload.runs / (burst.wallMs / 1000);
+  // 2. Paced: a steady arrival rate, below what the burst showed the system can take; then a fixed one.
+  const paced = o.pacedShare > 0 ? await phases.paced(Math.max(1, runsPerSec * o.pacedShare)) : null;
+  const fixed =
+    o.fixedStepsPerSec > 0
+      ? await phases.paced(o.fixedStepsPerSec / workload.steps, o.fixedStepsPerSec)
+      : null;
+  // 3. Few: a closed loop of a handful of runs, each replaced by a new one when it ends.
+  const few = o.fewRuns > 0 ? await phases.few(o.fewRuns) : null;
+  return { paced, fixed, few };
+}
+
+/** A Measurement from a burst's figures, the latency phases and the processes' peak RSS (bytes). */
+export function measurement(
+  path: Path,
+  workload: Workload,
+  b: BurstFigures,
+  rest: Pick<Measurement, 'paced' | 'fixed' | 'few'>,
+  serverRss: number,
+  workerRss: number,
+): Measurement {
+  const steps = b.timings.length;
+  return {
+    workload: workload.id,
+    path,
+    runs: workload.runs,
+    steps,
+    wallMs: b.wallMs,
+    handlersWallMs: b.handlersMs,
+    resultsWallMs: b.resultsMs,
+    stepsPerSec: steps / (b.wallMs / 1000),
+    runsPerSec: workload.runs / (b.wallMs / 1000),
+    burst: latency(workload, b.timings, b.sentAt, 'burst'),
+    ...rest,
+    commitsPerStep: b.commits / steps,
+    statementsPerStep: b.counters.statements / steps,
+    walBytesPerStep: b.walBytes / steps,
+    serverRssMb: serverRss / 2 ** 20,
+    workerRssMb: workerRss / 2 ** 20,
+    readsPerEvent: b.counters.reads / Math.max(1, b.counters.events),
+    cpuPerStep: b.cpuPerStep,
+  };
+}
+
 /** The server's counters of events decided, node instances read for them, and statements sent. */
-async function engineMetrics(url: string): Promise<{ events: number; reads: number; statements: number }> {
+async function engineMetrics(url: string): Promise<EngineCounters> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
   return {
@@ -163,19 +179,4 @@ async function engineMetrics(url: string): Promise<{ events: number; reads: numb
     reads: read('weft_node_instances_read_total'),
     statements: read('weft_db_statements_total'),
   };
-}
-
-/**
- * Counters that are exact at any moment: the next transaction id (one per committed or aborted
- * transaction that wrote, read without taking one) and the WAL insert position. pg_stat_database and
- * pg_stat_wal lag: a backend publishes its counters when it goes idle, at most once a second, so the last
- * second of a burst can stay unpublished while the server keeps its connections open (they undercounted
- * WAL by about 15%). Read-only transactions take no transaction id and flush no WAL, so they are not
- * counted.
- */
-async function pgStats(admin: postgres.Sql): Promise<{ commits: number; walBytes: number }> {
-  const [row] = await admin<{ xid: string; wal: string }[]>`
-    SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xid,
-           (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::text AS wal`;
-  return { commits: Number(row!.xid), walBytes: Number(row!.wal) };
 }

@@ -1,3 +1,5 @@
+import type postgres from 'postgres';
+
 /** The value at quantile `q` (0 to 1) of a list of numbers (nearest rank). */
 export function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) return Number.NaN;
@@ -35,22 +37,59 @@ export async function cpuMs(pid: number): Promise<number> {
   }
 }
 
-/** CPU time used by every PostgreSQL process on this machine, in milliseconds. */
-export async function postgresCpuMs(): Promise<number> {
+/** A process's parent and CPU times (ticks: its own, and its reaped children's), from /proc; null if gone. */
+async function procStat(pid: number): Promise<{ ppid: number; own: number; children: number } | null> {
   try {
-    const { readdir, readFile } = await import('node:fs/promises');
-    let total = 0;
+    const { readFile } = await import('node:fs/promises');
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return {
+      ppid: Number(f[1]),
+      own: Number(f[11]) + Number(f[12]),
+      children: Number(f[13]) + Number(f[14]),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The pid of the postmaster of the PostgreSQL server `sql` talks to (its backend's parent), or null when
+ * that server does not run on this machine.
+ */
+export async function postmasterPid(sql: postgres.Sql): Promise<number | null> {
+  const [row] = await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+  const backend = await procStat(row!.pid);
+  if (!backend) return null;
+  try {
+    const { readFile } = await import('node:fs/promises');
+    const comm = (await readFile(`/proc/${backend.ppid}/comm`, 'utf8')).trim();
+    return comm.startsWith('postgres') ? backend.ppid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time used so far by one PostgreSQL server, in milliseconds: its postmaster, every live process it
+ * started (backends, background workers), and those that have ended, which the postmaster has reaped and
+ * so counts in its children's time. Other PostgreSQL servers on the machine are not counted, and a backend
+ * that ends between two readings keeps its CPU in the sum. 0 when the server is not on this machine.
+ */
+export async function postgresCpuMs(postmaster: number | null): Promise<number> {
+  if (postmaster === null) return 0;
+  const main = await procStat(postmaster);
+  if (!main) return 0;
+  let ticks = main.own + main.children;
+  try {
+    const { readdir } = await import('node:fs/promises');
     for (const entry of await readdir('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
-      try {
-        const comm = (await readFile(`/proc/${entry}/comm`, 'utf8')).trim();
-        if (comm === 'postgres' || comm.startsWith('postgres')) total += await cpuMs(Number(entry));
-      } catch {
-        // the process ended
-      }
+      const p = await procStat(Number(entry));
+      if (p?.ppid === postmaster) ticks += p.own;
     }
-    return total;
   } catch {
-    return 0;
+    // no /proc
   }
+  return (ticks * 1000) / 100;
 }

@@ -8,10 +8,10 @@ import { describe, expect, it } from 'vitest';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
-// Keeps the benchmark working: every workload at a tiny size, every phase, both floors, the JSON. Nothing
-// here is timed; speed is for `npm run bench` to show.
+// Keeps the benchmark working: every workload at a tiny size on both paths (server and embedded), every
+// phase, both floors, the JSON. Nothing here is timed; speed is for `npm run bench` to show.
 describe('npm run bench', () => {
-  it('runs W1, W2 and W3 at a tiny size and writes every figure', async () => {
+  it('runs W1, W2 and W3 at a tiny size on both paths and writes every figure', async () => {
     const out = await mkdtemp(join(tmpdir(), 'weft-bench-'));
     const { stdout } = await promisify(execFile)(
       process.execPath,
@@ -36,24 +36,38 @@ describe('npm run bench', () => {
         '--out',
         out,
       ],
-      { timeout: 280_000 },
+      { timeout: 480_000 },
     );
-    expect(stdout).toMatch(/workload\s+runs\s+steps\s+wall s\s+steps\/s/);
+    expect(stdout).toMatch(/workload\s+path\s+runs\s+steps\s+wall s\s+steps\/s/);
     const file = /results: (.+\.json)/.exec(stdout)![1]!;
     const results = JSON.parse(await readFile(file, 'utf8'));
-    expect(results.medians.map((m: { workload: string }) => m.workload)).toEqual(['W1', 'W2', 'W3']);
+    expect(results.medians.map((m: { workload: string; path: string }) => `${m.workload} ${m.path}`)).toEqual(
+      ['W1 server', 'W1 embedded', 'W2 server', 'W2 embedded', 'W3 server', 'W3 embedded'],
+    );
     for (const m of results.medians) {
       expect(m.steps).toBe({ W1: 4 * 6, W2: 4 * 10, W3: 4 * 102 }[m.workload as 'W1']);
       for (const field of [
         'stepsPerSec',
         'runsPerSec',
         'commitsPerStep',
+        'statementsPerStep',
         'walBytesPerStep',
         'serverRssMb',
-        'workerRssMb',
+        'readsPerEvent',
       ]) {
-        expect(m[field]).toBeGreaterThan(0);
+        expect(m[field], `${m.workload} ${m.path} ${field}`).toBeGreaterThan(0);
       }
+      // The embedded path has no worker processes; its one process is in the server columns.
+      if (m.path === 'server') expect(m.workerRssMb).toBeGreaterThan(0);
+      else expect(m.workerRssMb).toBe(0);
+      expect(m.cpuPerStep.server).toBeGreaterThan(0);
+      // The burst ends when its last run is seen completed in PostgreSQL, which is after its last handler
+      // ended (that run's report and decision still had to commit), on both paths.
+      expect(m.wallMs).toBeGreaterThan(m.handlersWallMs);
+      expect(m.stepsPerSec).toBeCloseTo(m.steps / (m.wallMs / 1000), 6);
+      // On the embedded path every run's result is awaited in its process; it arrives after the commit.
+      if (m.path === 'embedded') expect(m.resultsWallMs).toBeGreaterThan(0);
+      else expect(m.resultsWallMs).toBeNull();
       expect(m.paced.stepP50).toBeGreaterThanOrEqual(0);
       expect(m.paced.cpuPerStep.server).toBeGreaterThan(0);
       // The fixed-rate phase starts runs at the rate asked for, whatever the burst's throughput.
@@ -62,8 +76,22 @@ describe('npm run bench', () => {
       expect(m.fixed.cpuPerStep.server).toBeGreaterThan(0);
       expect(m.burst.firstP50).toBeGreaterThan(0);
     }
-    expect(results.medians[1].few.stepP99).toBeGreaterThanOrEqual(0);
-    expect(results.medians[1].few.cpuPerStep.server).toBeGreaterThan(0);
+    const w2 = results.medians.filter((m: { workload: string }) => m.workload === 'W2');
+    for (const m of w2) {
+      expect(m.few.stepP99).toBeGreaterThanOrEqual(0);
+      expect(m.few.cpuPerStep.server).toBeGreaterThan(0);
+    }
+    // embedded / server, workload by workload, from the medians.
+    expect(results.ratios.map((r: { workload: string }) => r.workload)).toEqual(['W1', 'W2', 'W3']);
+    for (const r of results.ratios) {
+      const [server, embedded] = results.medians.filter(
+        (m: { workload: string }) => m.workload === r.workload,
+      );
+      expect(r.stepsPerSec).toBeCloseTo(embedded.stepsPerSec / server.stepsPerSec, 9);
+      expect(r.commitsPerStep).toBeCloseTo(embedded.commitsPerStep / server.commitsPerStep, 9);
+    }
+    expect(results.options.embeddedConcurrency).toBe(16);
+    expect(stdout).toMatch(/W2\s+emb\/srv\s+x\d/);
     expect(results.floorStepsPerSec).toBeGreaterThan(0);
     expect(results.floorFewStepMs).toBeGreaterThan(0);
     // The protocol floor: W2's latency phases against a server with no engine, at the same arrivals.
@@ -74,10 +102,20 @@ describe('npm run bench', () => {
       expect(results.protocolFloor[phase].firstP50).toBeGreaterThan(0);
       expect(Number.isFinite(results.protocolFloor[phase].cpuPerStep.server)).toBe(true);
     }
-    expect(results.protocolFloor.fixed.load).toBe(results.medians[1].fixed.load);
+    expect(results.protocolFloor.fixed.load).toBe(w2[0].fixed.load);
     expect(stdout).toMatch(/W2 floor few/);
     expect(stdout).toMatch(/CPU ms\/step srv\/wrk\/pg in the latency phases/);
-  }, 300_000);
+  }, 500_000);
+
+  it('--paths refuses a path it does not know, naming the ones it does', async () => {
+    const run = promisify(execFile)(process.execPath, [MAIN, '--paths', 'server,inprocess'], {
+      timeout: 60_000,
+    });
+    await expect(run).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('unknown path "inprocess" in --paths; choose from server, embedded'),
+    });
+  });
 
   it('--list seeds finished runs and measures every list call of the console', async () => {
     const out = await mkdtemp(join(tmpdir(), 'weft-bench-list-'));
