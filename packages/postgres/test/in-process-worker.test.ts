@@ -223,5 +223,8 @@ describe('the in-process worker', () => {
     await allEnded(ids);
     expect(calls.reports.flatMap((r) => r.reports)).toHaveLength(24);
     expect(calls.reports.length).toBeLessThan(24);
+    // A report hands over only within the worker's namespace: this worker's tasks come from its polls.
+    expect(calls.reports.every((r) => r.next === undefined)).toBe(true);
+    expect(calls.polled).toBe(24);
   });
 });
