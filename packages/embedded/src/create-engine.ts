@@ -170,13 +170,17 @@ export class EmbeddedEngine {
 
   /** Waits for a run to end: its output, or RunFailedError. */
   async result<O extends Json = Json>(runId: string): Promise<O> {
-    const run = await this.waiter.wait(runId);
+    const run = await this.settled(runId);
     if (run.status !== 'completed') throw new RunFailedError(run);
     return run.output as O;
   }
 
-  /** Waits for a run to end, however it ends. */
-  settled(runId: string): Promise<RunRecord> {
+  /**
+   * Waits for a run to end, however it ends. Starts the engine first (as any first use does): it then listens
+   * for the ends of runs other processes finish.
+   */
+  async settled(runId: string): Promise<RunRecord> {
+    await this.ready();
     return this.waiter.wait(runId);
   }
 

@@ -78,12 +78,16 @@ describe('run endings', () => {
       resultLookMs: NEVER,
       handlers: [handle(step, ({ n }) => ({ n: n + 1 }))],
     });
+    // A third engine only awaits the run: awaiting starts it, so it hears the end too.
+    const observer = engine({ ...countedStore(), config, externalTaskTypes: 'any', resultLookMs: NEVER });
     await working.ready();
     await waiting.deploy(chain('re-remote', 3));
     const run = await waiting.start('re-remote', {});
+    const observed = observer.result(run.id);
     await expect(within(20_000, run.result(), 'the other engine did not wake the result')).resolves.toEqual({
       s2: { n: 3 },
     });
+    await expect(within(20_000, observed, 'the observer was not woken')).resolves.toEqual({ s2: { n: 3 } });
     expect((await waiting.engine.runs.get(run.id)).status).toBe('completed');
   });
 
