@@ -19,7 +19,8 @@ import {
 import { Executor } from './executor.js';
 import { type Handler, handlerMap } from './handlers.js';
 import type { ManualClock } from './manual-clock.js';
-import { RunFailedError, waitForRun } from './run-result.js';
+import { RunFailedError } from './run-result.js';
+import { RunWaiter } from './run-waiter.js';
 
 /**
  * What an embedded engine is built from: everything an `Engine` takes (the store, and optionally a
@@ -41,6 +42,11 @@ export interface EmbeddedOptions extends EngineOptions {
   readonly externalTaskTypes?: readonly string[] | 'any';
   /** Time for a MemoryStore built on it, moved by `advance` (see createTestEngine). */
   readonly manualClock?: ManualClock;
+  /**
+   * How often awaited results look in the store for runs whose end was not announced (a notification lost
+   * between processes): 5,000 ms by default. Ends are announced as they commit, so this is only a safety net.
+   */
+  readonly resultLookMs?: number;
 }
 
 /** A started run: its id, and its output once it completes. */
@@ -62,13 +68,24 @@ export class EmbeddedEngine {
   readonly namespace: string;
   private readonly handlers: Map<string, Handler>;
   private readonly executor: Executor;
+  private readonly waiter: RunWaiter;
   private readonly checked = new Set<string>();
   private readonly deployed = new Map<string, Promise<DefinitionRecord>>();
   private starting: Promise<void> | null = null;
 
   constructor(private readonly options: EmbeddedOptions) {
-    const { handlers, namespace, concurrency, worker, externalTaskTypes, manualClock, ...engine } = options;
+    const {
+      handlers,
+      namespace,
+      concurrency,
+      worker,
+      externalTaskTypes,
+      manualClock,
+      resultLookMs,
+      ...engine
+    } = options;
     this.engine = new Engine(engine);
+    this.waiter = new RunWaiter(this.engine, resultLookMs ?? 5000);
     this.namespace = namespace ?? 'default';
     this.handlers = handlerMap(handlers ?? []);
     this.executor = new Executor(this.engine.tasks, this.handlers, {
@@ -153,14 +170,18 @@ export class EmbeddedEngine {
 
   /** Waits for a run to end: its output, or RunFailedError. */
   async result<O extends Json = Json>(runId: string): Promise<O> {
-    const run = await waitForRun(this.engine, runId);
+    const run = await this.settled(runId);
     if (run.status !== 'completed') throw new RunFailedError(run);
     return run.output as O;
   }
 
-  /** Waits for a run to end, however it ends. */
-  settled(runId: string): Promise<RunRecord> {
-    return waitForRun(this.engine, runId);
+  /**
+   * Waits for a run to end, however it ends. Starts the engine first (as any first use does): it then listens
+   * for the ends of runs other processes finish.
+   */
+  async settled(runId: string): Promise<RunRecord> {
+    await this.ready();
+    return this.waiter.wait(runId);
   }
 
   /** Sends a signal to a run (what a `waitForEvent` node waits for). */

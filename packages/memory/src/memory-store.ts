@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { WeftError } from '@weft/core';
+import { isTerminalRun, WeftError } from '@weft/core';
 import type {
   DeadLetterFilter,
   Store,
@@ -195,6 +195,13 @@ export class MemoryStore implements Store, TransactionalStore, UndispatchedTasks
       : [...this.s.runs.values()].filter((r) => r.namespace === namespace);
     for (const r of rows) counts[r.status] = (counts[r.status] ?? 0) + 1;
     return counts;
+  }
+
+  async endedRuns(ids: readonly string[]) {
+    return this.s.runs
+      .pick(new Set(ids))
+      .filter((r) => isTerminalRun(r.status))
+      .map((r) => r.id);
   }
 
   async listTasks(runId: string) {

@@ -33,6 +33,7 @@ import type { Db } from './db.js';
 import { existingRuns, insertChildRuns, lockParentTasks } from './ops/child-runs.js';
 import * as decideQueue from './ops/decide-queue.js';
 import * as definitions from './ops/definitions.js';
+import { endedRuns } from './ops/ended-runs.js';
 import { expiredLeases, expireLeases } from './ops/expire-leases.js';
 import { explainRefusals, finishTasks } from './ops/finish-tasks.js';
 import { forkLinks, recordFork } from './ops/forks.js';
@@ -156,6 +157,7 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
   recordWorkers = (sightings: readonly WorkerSighting[]) => workers.recordWorkers(this.sql, sightings);
   listWorkers = (namespace: string, since: Date) => workers.listWorkers(this.sql, namespace, since);
   countRuns = (namespace: string, ids?: readonly string[]) => runs.countRuns(this.sql, namespace, ids);
+  endedRuns = (ids: readonly string[]) => endedRuns(this.sql, ids);
   listTasks = (runId: string) => listTasks(this.sql, runId);
   readHistory = (runId: string, afterSeq: number, limit: number) =>
     readHistory(this.sql, runId, afterSeq, limit);

@@ -1,4 +1,4 @@
-import { type Action, taskKey, type Workflow } from '@weft/core';
+import { type Action, isTerminalRun, taskKey, type Workflow } from '@weft/core';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
 import { offloadWrites } from '../payloads/offload-writes.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
@@ -204,6 +204,12 @@ export class Pass {
     const out: Wakeup[] = this.handOver.wakeups();
     if (this.requested.size > 0) out.push({ kind: 'decisions' });
     if (this.writes.outbox.length > 0) out.push({ kind: 'outbox' });
+    // Sent after the commit, so whoever it wakes reads the run ended (invariant 31; test: "a run finished by
+    // another engine on the same database wakes result() in this one").
+    const ended = this.writes.runUpdates
+      .filter((u) => u.status && isTerminalRun(u.status))
+      .map((u) => u.runId);
+    if (ended.length > 0) out.push({ kind: 'ended', runIds: ended });
     return out;
   }
 

@@ -40,7 +40,9 @@ export type Wakeup =
   /** A limit changed: reload the limit book. */
   | { readonly kind: 'limits' }
   /** Capacity under a limit of the namespace was freed: every poll there looks again. */
-  | { readonly kind: 'gates'; readonly namespace: string };
+  | { readonly kind: 'gates'; readonly namespace: string }
+  /** These runs ended (completed, failed, cancelled or terminated): whoever awaits them reads them now. */
+  | { readonly kind: 'ended'; readonly runIds: readonly string[] };
 
 /** A node instance of a run, to load for a decision. */
 export interface StateKey {
@@ -145,6 +147,11 @@ export interface Store {
   getRun(id: string): Promise<RunRecord | null>;
   listRuns(filter: RunFilter): Promise<Page<RunRecord>>;
   countRuns(namespace: string, ids?: readonly string[]): Promise<RunCounts>;
+  /**
+   * Which of these runs have ended (one read for all). Optional: without it, whoever awaits runs reads
+   * each of them when it looks again for a lost notification of an end.
+   */
+  endedRuns?(ids: readonly string[]): Promise<string[]>;
   /** How many runs match a filter, counted up to `cap` (a count of `cap` means "at least"). */
   countMatchingRuns(filter: Omit<RunFilter, 'cursor' | 'limit'>, cap: number): Promise<number>;
   /** Namespaces that have something deployed. */

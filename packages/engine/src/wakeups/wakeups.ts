@@ -1,5 +1,6 @@
 import type { Wakeup } from '../store/store.js';
 import { HistoryFeed } from './history-feed.js';
+import { RunEndings } from './run-endings.js';
 import { WaitingPolls } from './waiting-polls.js';
 
 /**
@@ -10,6 +11,8 @@ export class Wakeups {
   readonly polls = new WaitingPolls();
   /** Live history readers in this process. */
   readonly history = new HistoryFeed();
+  /** Runs that ended, for whoever awaits their results in this process. */
+  readonly ended = new RunEndings();
   private readonly listeners = new Map<Wakeup['kind'], Set<() => void>>();
 
   /** Calls `fn` on every wake-up of a kind; returns a function that stops. */
@@ -71,17 +74,29 @@ export class Wakeups {
       this.polls.wakeAll(wakeup.namespace);
       return;
     }
+    if (wakeup.kind === 'ended') {
+      this.ended.notify(wakeup.runIds);
+      return;
+    }
     for (const fn of this.listeners.get(wakeup.kind) ?? []) fn();
   }
 }
 
-/** Merges wake-ups: one per kind, task types united per namespace. */
+/**
+ * Run ids in one `ended` wake-up: a PostgreSQL notification carries under 8,000 bytes, and a run id with
+ * its quotes and comma takes 39.
+ */
+const ENDED_PER_WAKEUP = 150;
+
+/** Merges wake-ups: one per kind, task types united per namespace, ended runs in a few wake-ups. */
 function merge(wakeups: readonly Wakeup[]): Wakeup[] {
   const types = new Map<string, Set<string>>();
   const kinds = new Set<Wakeup['kind']>();
   const gates = new Set<string>();
+  const ended = new Set<string>();
   for (const w of wakeups) {
     if (w.kind === 'gates') gates.add(w.namespace);
+    else if (w.kind === 'ended') for (const id of w.runIds) ended.add(id);
     else if (w.kind === 'tasks') {
       let set = types.get(w.namespace);
       if (!set) {
@@ -95,5 +110,12 @@ function merge(wakeups: readonly Wakeup[]): Wakeup[] {
     ...[...types].map(([namespace, set]): Wakeup => ({ kind: 'tasks', namespace, taskTypes: [...set] })),
     ...[...kinds].map((kind) => ({ kind }) as Wakeup),
     ...[...gates].map((namespace): Wakeup => ({ kind: 'gates', namespace })),
+    ...chunks([...ended], ENDED_PER_WAKEUP).map((runIds): Wakeup => ({ kind: 'ended', runIds })),
   ];
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
 }

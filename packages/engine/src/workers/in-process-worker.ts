@@ -1,6 +1,7 @@
 import type { TaskService } from '../services/tasks/tasks.js';
 import type { LeasedTask, TaskReport } from '../store/records.js';
 import type { Logger } from '../support/logger.js';
+import { ReportBatches } from './report-batches.js';
 
 /** Runs one leased task in process; `signal` aborts when the lease is lost or the worker stops. */
 export type InProcessHandler = (task: LeasedTask, signal: AbortSignal) => Promise<TaskReport['outcome']>;
@@ -18,78 +19,127 @@ export interface InProcessWorkerOptions {
   readonly logger: Logger;
   /** Starts its log lines ("system tasks", "embedded executor"). */
   readonly label: string;
+  /** Report transactions in flight at once (2 by default, as the HTTP worker). */
+  readonly reportsInFlight?: number;
 }
+
+interface Running {
+  readonly task: LeasedTask;
+  readonly abort: AbortController;
+}
+
+/** How long one poll waits in the task service when nothing is queued. */
+const POLL_WAIT_MS = 30_000;
 
 /**
  * A worker inside the engine's process, without HTTP: it leases through the task service (a fresh fencing
- * token on the task row, in the statement that takes the queue row), renews its leases while a handler runs,
+ * token on the task row, in the statement that takes the queue row), renews its leases while handlers run,
  * and reports through the task service, where a report lands only with the current attempt, its lease token
  * and a task still running (invariant 13; tests: "the system-task runner goes through leases and fencing",
  * and the embedded engine's fencing tests). A handler that throws fails its attempt, retryably.
+ *
+ * Like the HTTP worker, it reports in batches that also lease its next tasks (see ReportBatches), renews the
+ * leases of all its running tasks in one call per interval, and polls only when no report is about to bring
+ * it work: a busy worker goes from report to report, an idle one waits in a long poll.
  */
 export class InProcessWorker {
   private readonly stopper = new AbortController();
-  private readonly running = new Map<string, AbortController>();
-  private loop: Promise<void> | null = null;
-  private slotFreed: (() => void) | null = null;
+  private readonly running = new Map<string, Running>();
+  private readonly reports: ReportBatches;
+  private polling: Promise<void> | null = null;
+  private pollReserved = 0;
+  private failures = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private started = false;
 
   constructor(
     private readonly tasks: TaskService,
     private readonly options: InProcessWorkerOptions,
-  ) {}
+  ) {
+    this.reports = new ReportBatches(tasks, {
+      namespace: options.namespace,
+      worker: options.name,
+      taskTypes: options.taskTypes,
+      logger: options.logger,
+      label: options.label,
+      inFlight: Math.max(1, options.reportsInFlight ?? 2),
+      room: () => (this.stopper.signal.aborted ? 0 : this.free),
+      leased: (tasks) => {
+        for (const task of tasks) this.execute(task);
+      },
+      settled: () => this.schedule(),
+    });
+  }
 
   start(): void {
-    if (this.loop || this.options.taskTypes.length === 0) return;
-    this.loop = this.run();
+    if (this.started || this.options.taskTypes.length === 0) return;
+    this.started = true;
+    this.heartbeat = setInterval(() => void this.renew(), this.tasks.terms.heartbeatMs);
+    this.heartbeat.unref();
+    this.schedule();
   }
 
-  /** Stops taking tasks and aborts those in flight (their leases expire and they are tried again). */
+  /**
+   * Stops taking tasks and aborts those in flight (their leases expire and they are tried again): their
+   * results are not reported. Resolves once the poll and the reports already on their way have ended.
+   */
   async stop(): Promise<void> {
     this.stopper.abort();
-    this.slotFreed?.();
-    for (const abort of this.running.values()) abort.abort(new Error('the worker is stopping'));
-    await this.loop;
-    this.loop = null;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    for (const { abort } of this.running.values()) abort.abort(new Error('the worker is stopping'));
+    await Promise.all([this.polling, this.reports.close()]);
   }
 
-  private async run(): Promise<void> {
-    const { namespace, name, taskTypes, concurrency, logger, label } = this.options;
-    let failures = 0;
-    while (!this.stopper.signal.aborted) {
-      const free = concurrency - this.running.size;
-      if (free <= 0) {
-        await new Promise<void>((resolve) => (this.slotFreed = resolve));
-        this.slotFreed = null;
-        continue;
-      }
-      try {
-        const leased = await this.tasks.poll({
-          namespace,
-          worker: name,
-          taskTypes: [...taskTypes],
-          max: free,
-          waitMs: 30_000,
-          signal: this.stopper.signal,
-        });
-        failures = 0;
-        for (const task of leased) this.execute(task);
-      } catch (error) {
-        if (this.stopper.signal.aborted) break;
-        failures++;
-        logger.warn({ error: String(error) }, `${label}: poll failed; retrying`);
-        await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** failures, 5000)));
-      }
+  private get free(): number {
+    return this.options.concurrency - this.running.size - this.pollReserved - this.reports.reserved;
+  }
+
+  /** Starts a poll when slots are free and no report is about to bring tasks. */
+  private schedule(): void {
+    if (!this.started || this.stopper.signal.aborted || this.polling || this.retryTimer) return;
+    if (this.reports.busy || this.free <= 0) return;
+    this.pollReserved = this.free;
+    this.polling = this.poll(this.pollReserved).finally(() => {
+      this.pollReserved = 0;
+      this.polling = null;
+      this.schedule();
+    });
+  }
+
+  private async poll(max: number): Promise<void> {
+    const { namespace, name, taskTypes, logger, label } = this.options;
+    try {
+      const leased = await this.tasks.poll({
+        namespace,
+        worker: name,
+        taskTypes: [...taskTypes],
+        max,
+        waitMs: POLL_WAIT_MS,
+        signal: this.stopper.signal,
+      });
+      this.failures = 0;
+      this.pollReserved = 0;
+      for (const task of leased) this.execute(task);
+    } catch (error) {
+      if (this.stopper.signal.aborted) return;
+      this.failures++;
+      logger.warn({ error: String(error) }, `${label}: poll failed; retrying`);
+      this.retryTimer = setTimeout(
+        () => {
+          this.retryTimer = null;
+          this.schedule();
+        },
+        Math.min(50 * 2 ** this.failures, 5000),
+      );
     }
   }
 
   private execute(task: LeasedTask): void {
+    if (this.stopper.signal.aborted) return;
     const abort = new AbortController();
-    this.running.set(task.id, abort);
-    const heartbeat = setInterval(() => void this.renew(task, abort), this.tasks.terms.heartbeatMs);
-    heartbeat.unref();
-    // An aborted task (lease lost, worker stopping) is renewed no more, even if its handler never returns:
-    // its lease must run out so that another process can take it.
-    abort.signal.addEventListener('abort', () => clearInterval(heartbeat), { once: true });
+    this.running.set(task.id, { task, abort });
     void (async () => {
       let outcome: TaskReport['outcome'];
       try {
@@ -104,56 +154,35 @@ export class InProcessWorker {
           },
         };
       }
-      clearInterval(heartbeat);
-      try {
-        // A stopped worker reports nothing: the lease expires and the attempt is tried again. After a lost
-        // lease the result is still sent, like any worker's: the engine refuses it and records the refusal.
-        if (!this.stopper.signal.aborted) await this.report(task, outcome);
-      } catch (error) {
-        this.options.logger.warn(
-          { taskId: task.id, error: String(error) },
-          `${this.options.label}: report failed`,
-        );
-      } finally {
-        this.running.delete(task.id);
-        this.slotFreed?.();
-      }
+      this.running.delete(task.id);
+      // A stopped worker reports nothing: the lease expires and the attempt is tried again. After a lost
+      // lease the result is still sent, like any worker's: the engine refuses it and records the refusal.
+      if (!this.stopper.signal.aborted) this.reports.add({ task, outcome });
     })();
   }
 
-  private async report(task: LeasedTask, outcome: TaskReport['outcome']): Promise<void> {
-    const { verdicts } = await this.tasks.report({
-      namespace: this.options.namespace,
-      worker: this.options.name,
-      reports: [
-        {
+  /**
+   * Renews the leases of every running task in one call. An aborted task (lease lost, worker stopping) is
+   * renewed no more, even if its handler never returns: its lease must run out so another process can take it.
+   */
+  private async renew(): Promise<void> {
+    const held = [...this.running.values()].filter((r) => !r.abort.signal.aborted);
+    if (held.length === 0) return;
+    try {
+      const { lost } = await this.tasks.heartbeat(
+        this.options.namespace,
+        this.options.name,
+        held.map(({ task }) => ({
           runId: task.runId,
           taskId: task.id,
           attempt: task.attempt,
           leaseToken: task.leaseToken,
-          nodeId: task.nodeId,
-          iteration: task.iteration,
-          outcome,
-        },
-      ],
-    });
-    const verdict = verdicts[0];
-    if (verdict && !verdict.accepted)
-      this.options.logger.warn(
-        { taskId: task.id, why: verdict.why },
-        `${this.options.label}: report refused`,
+        })),
       );
-  }
-
-  private async renew(task: LeasedTask, abort: AbortController): Promise<void> {
-    try {
-      const { lost } = await this.tasks.heartbeat(this.options.namespace, this.options.name, [
-        { runId: task.runId, taskId: task.id, attempt: task.attempt, leaseToken: task.leaseToken },
-      ]);
-      if (lost.length > 0) abort.abort(new Error('the lease on this task was lost'));
+      for (const id of lost) this.running.get(id)?.abort.abort(new Error('the lease on this task was lost'));
     } catch (error) {
       this.options.logger.warn(
-        { taskId: task.id, error: String(error) },
+        { taskIds: held.map((r) => r.task.id), error: String(error) },
         `${this.options.label}: heartbeat failed`,
       );
     }
