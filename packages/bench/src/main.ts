@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { measureFloor } from './floor.js';
 import { freshDatabase } from './fresh-database.js';
 import { runListBench } from './list-bench.js';
+import { runPeers } from './peers/run-peers.js';
 import { measureProtocolFloor, type ProtocolFloor } from './protocol-floor.js';
 import { runPurgeBench } from './purge-bench.js';
 import { type CpuPerStep, type Latency, type Measurement, runWorkload } from './run-workload.js';
@@ -55,7 +56,16 @@ const program = new Command('bench')
     '--tracing-cost',
     'instead of the workloads: the report path with tracing absent, sampled out and on',
   )
-  .option('--purge-runs <n>', 'finished runs to seed for --purge', Number, 1_000_000);
+  .option('--purge-runs <n>', 'finished runs to seed for --purge', Number, 1_000_000)
+  .option(
+    '--peers',
+    'instead of the workloads: W1 and W2 (or --workloads) on Weft, DBOS Transact and BullMQ in interleaved rounds (--repeat)',
+  )
+  .option(
+    '--redis-url <url>',
+    'Redis for BullMQ with --peers',
+    process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+  );
 
 program.parse();
 const o = program.opts<{
@@ -78,6 +88,8 @@ const o = program.opts<{
   purge?: boolean;
   purgeRuns: number;
   tracingCost?: boolean;
+  peers?: boolean;
+  redisUrl: string;
 }>();
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -137,8 +149,22 @@ async function main(): Promise<void> {
     W2: () => w2(size(500)),
     W3: () => w3(size(20)),
   };
-  const chosen = o.workloads.split(',').map((w) => w.trim().toUpperCase());
+  const defaultWorkloads = program.getOptionValueSource('workloads') === 'default';
+  const chosen = (o.peers && defaultWorkloads ? 'W1,W2' : o.workloads)
+    .split(',')
+    .map((w) => w.trim().toUpperCase());
   for (const w of chosen) if (!all[w]) throw new Error(`unknown workload ${w}; choose from W1, W2, W3`);
+  if (o.peers) {
+    try {
+      const { workers, concurrency, redisUrl, repeat, out } = o;
+      const workloads = chosen.map((id) => all[id]!());
+      const env = { baseUrl, dbName: o.dbName, workers, concurrency, redisUrl, repeat, out, log };
+      await runPeers({ ...env, workloads, postgres: await serverVersion(baseUrl) });
+    } finally {
+      await embedded?.stop();
+    }
+    return;
+  }
   const results: Record<string, Measurement[]> = {};
   let floor: number | null = null;
   let floorFewMs: number | null = null;
