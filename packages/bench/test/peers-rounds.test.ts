@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { jobId, segmentFlow, segmentsOf } from '../src/peers/bullmq-flows.js';
-import { type Contender, layersOf, type PeerRun } from '../src/peers/contender.js';
-import { runRounds } from '../src/peers/rounds.js';
-import { w1, w2 } from '../src/workloads.js';
+import { jobId, segmentFlow, segmentsOf } from '../dist/peers/bullmq-flows.js';
+import { type Contender, layersOf, type PeerRun } from '../dist/peers/contender.js';
+import { runRounds } from '../dist/peers/rounds.js';
+import { w1, w2 } from '../dist/workloads.js';
 
 // The peers' shapes and the rounds' arithmetic, with no database: what every contender runs must be the
 // workload's own shape, and the ratios the medians of per-round ratios.
