@@ -102,6 +102,18 @@ describe('peers: rounds', () => {
     }
   });
 
+  it('skips a contender whose check itself throws, saying so', async () => {
+    const odd: Contender = {
+      ...fake('Odd', 'peer', [1]),
+      missing: async () => {
+        throw new Error('ECONNRESET');
+      },
+    };
+    const out = await runRounds([fake('W', 'weft', [100]), odd], [w1(2)], 1, () => {});
+    expect(out.skipped.Odd).toBe('could not tell whether it can run: ECONNRESET');
+    expect(out.ran).toEqual(['W']);
+  });
+
   it('refuses a contender whose steps do not add up to the shape', async () => {
     const short: Contender = {
       ...fake('Short', 'peer', [100]),

@@ -48,7 +48,7 @@ export async function runRounds(
   const failed: Record<string, string> = {};
   const active: Contender[] = [];
   for (const c of contenders) {
-    const why = await c.missing();
+    const why = await c.missing().catch((e: Error) => `could not tell whether it can run: ${e.message}`);
     if (why === null) active.push(c);
     else {
       skipped[c.name] = why;

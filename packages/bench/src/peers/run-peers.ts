@@ -29,7 +29,9 @@ export async function runPeers(o: PeersOptions): Promise<void> {
   const all = contenders(o);
   const outcome = await runRounds(all, o.workloads, o.repeat, o.log);
   const settings: Record<string, Record<string, string>> = {};
-  for (const c of all) if (outcome.ran.includes(c.name)) settings[c.name] = await c.settings();
+  for (const c of all)
+    if (outcome.ran.includes(c.name))
+      settings[c.name] = await c.settings().catch((e: Error) => ({ settings: `unread: ${e.message}` }));
   console.log(peersTable(outcome, o.workloads, settings));
   await mkdir(o.out, { recursive: true });
   const file = `${o.out}/peers-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
