@@ -5,6 +5,7 @@ import { jobId, lastNode, QUEUE, segmentFlow, segmentsOf } from './bullmq-flows.
 import {
   type Contender,
   inLanes,
+  installed,
   layersOf,
   nowMs,
   type PeerEnv,
@@ -12,7 +13,6 @@ import {
   shownUrl,
   warmUpRuns,
 } from './contender.js';
-import { installed } from './dbos.js';
 
 const WORKER = fileURLToPath(new URL('./bullmq-worker.js', import.meta.url));
 

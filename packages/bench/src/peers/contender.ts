@@ -1,3 +1,7 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { connect } from '@weft/postgres';
 import type { Workload } from '../workloads.js';
 
 /** What one contender measured on one workload: the runs, the steps its handlers ran, and the wall time. */
@@ -93,5 +97,34 @@ export function shownUrl(url: string): string {
     return u.toString();
   } catch {
     return url;
+  }
+}
+
+/** The installed version of a package, or null when it cannot be found. */
+export async function installed(name: string): Promise<string | null> {
+  try {
+    const entry = createRequire(import.meta.url).resolve(name);
+    for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
+      try {
+        const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
+        if (pkg.name === name) return pkg.version as string;
+      } catch {
+        // not the package's root yet
+      }
+    }
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+/** `synchronous_commit=...` of the server at `url`. */
+export async function synchronousCommit(url: string): Promise<string> {
+  const sql = connect(url, { max: 1 });
+  try {
+    const [row] = await sql<{ sc: string }[]>`SELECT current_setting('synchronous_commit') AS sc`;
+    return `synchronous_commit=${row!.sc}`;
+  } finally {
+    await sql.end();
   }
 }

@@ -1,12 +1,16 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '@weft/postgres';
 import type { Workload } from '../workloads.js';
-import { type Contender, layersOf, type PeerEnv, type PeerRun, warmUpRuns } from './contender.js';
-import { synchronousCommit } from './weft-server.js';
+import {
+  type Contender,
+  installed,
+  layersOf,
+  type PeerEnv,
+  type PeerRun,
+  synchronousCommit,
+  warmUpRuns,
+} from './contender.js';
 
 const APP = fileURLToPath(new URL('./dbos-app.js', import.meta.url));
 
@@ -51,24 +55,6 @@ export function dbosTransact(env: PeerEnv): Contender {
       }
     },
   };
-}
-
-/** The installed version of a package, or null when it cannot be found. */
-export async function installed(name: string): Promise<string | null> {
-  try {
-    const entry = createRequire(import.meta.url).resolve(name);
-    for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
-      try {
-        const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
-        if (pkg.name === name) return pkg.version as string;
-      } catch {
-        // not the package's root yet
-      }
-    }
-    return null;
-  } catch {
-    return null;
-  }
 }
 
 /** Drops and creates the database `name` (the benchmark's own); returns its URL. */

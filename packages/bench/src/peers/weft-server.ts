@@ -5,7 +5,15 @@ import { freshDatabase } from '../fresh-database.js';
 import { startBurst } from '../phases.js';
 import { startServer, startWorker, type WorkerProcess } from '../processes.js';
 import type { Workload } from '../workloads.js';
-import { type Contender, nowMs, type PeerEnv, type PeerRun, warmUpRuns } from './contender.js';
+import {
+  type Contender,
+  installed,
+  nowMs,
+  type PeerEnv,
+  type PeerRun,
+  synchronousCommit,
+  warmUpRuns,
+} from './contender.js';
 
 /** How often the end of a burst is looked for in PostgreSQL, in milliseconds (its resolution, with a round trip). */
 const WATCH_MS = 2;
@@ -22,6 +30,7 @@ export function weftServer(env: PeerEnv): Contender {
     missing: async () => null,
     async settings() {
       return {
+        version: `@weft/server ${await installed('@weft/server')} (this checkout)`,
         processes: `1 server + ${env.workers} worker processes over HTTP`,
         concurrency: `${env.concurrency} tasks per worker process`,
         pool: 'weft server default (20 connections)',
@@ -84,15 +93,4 @@ async function failedRuns(admin: postgres.Sql): Promise<number> {
     { n: number }[]
   >`SELECT count(*)::int AS n FROM weft.runs WHERE status <> 'completed'`;
   return row!.n;
-}
-
-/** `synchronous_commit=...` of the server at `url`. */
-export async function synchronousCommit(url: string): Promise<string> {
-  const sql = connect(url, { max: 1 });
-  try {
-    const [row] = await sql<{ sc: string }[]>`SELECT current_setting('synchronous_commit') AS sc`;
-    return `synchronous_commit=${row!.sc}`;
-  } finally {
-    await sql.end();
-  }
 }
