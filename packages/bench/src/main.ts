@@ -5,6 +5,7 @@ import { type Floors, measureFloors } from './floors.js';
 import { freshDatabase } from './fresh-database.js';
 import { runListBench } from './list-bench.js';
 import { chosenPaths, parseOptions } from './options.js';
+import { runPeers } from './peers/run-peers.js';
 import { runPurgeBench } from './purge-bench.js';
 import { runEmbedded } from './run-embedded.js';
 import { type Measurement, type Path, runWorkload } from './run-workload.js';
@@ -63,8 +64,17 @@ async function runWorkloads(baseUrl: string): Promise<void> {
     W2: () => w2(size(500)),
     W3: () => w3(size(20)),
   };
-  const chosen = o.workloads.split(',').map((w) => w.trim().toUpperCase());
+  const chosen = (o.peers && o.defaultWorkloads ? 'W1,W2' : o.workloads)
+    .split(',')
+    .map((w) => w.trim().toUpperCase());
   for (const w of chosen) if (!all[w]) throw new Error(`unknown workload ${w}; choose from W1, W2, W3`);
+  if (o.peers) {
+    const { workers, concurrency, redisUrl, repeat, out, dbName } = o;
+    const workloads = chosen.map((id) => all[id]!());
+    const env = { baseUrl, dbName, workers, concurrency, redisUrl, repeat, out, log };
+    await runPeers({ ...env, embeddedConcurrency, workloads, postgres: await serverVersion(baseUrl) });
+    return;
+  }
   const paths = chosenPaths(o.paths);
   const version = await serverVersion(baseUrl);
   log(`PostgreSQL: ${version}`);

@@ -24,6 +24,10 @@ export interface BenchOptions {
   readonly purge?: boolean;
   readonly purgeRuns: number;
   readonly tracingCost?: boolean;
+  readonly peers?: boolean;
+  readonly redisUrl: string;
+  /** True when `--workloads` was not given (the peers then default to W1 and W2). */
+  readonly defaultWorkloads: boolean;
 }
 
 /** Every path, in the order the table shows them. */
@@ -84,12 +88,24 @@ const program = new Command('bench')
     '--tracing-cost',
     'instead of the workloads: the report path with tracing absent, sampled out and on',
   )
-  .option('--purge-runs <n>', 'finished runs to seed for --purge', Number, 1_000_000);
+  .option('--purge-runs <n>', 'finished runs to seed for --purge', Number, 1_000_000)
+  .option(
+    '--peers',
+    'instead of the workloads: W1 and W2 (or --workloads) on Weft (server and embedded), DBOS Transact and BullMQ in interleaved rounds (--repeat)',
+  )
+  .option(
+    '--redis-url <url>',
+    'Redis for BullMQ with --peers',
+    process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+  );
 
 /** Parses the command line (exits with the usage on a bad one). */
 export function parseOptions(argv: readonly string[] = process.argv): BenchOptions {
   program.parse(argv);
-  const o = program.opts<BenchOptions>();
+  const o = {
+    ...program.opts<Omit<BenchOptions, 'defaultWorkloads'>>(),
+    defaultWorkloads: program.getOptionValueSource('workloads') === 'default',
+  };
   for (const p of o.paths.split(',').map((x) => x.trim()))
     if (!PATHS.includes(p as Path))
       program.error(`unknown path "${p}" in --paths; choose from ${PATHS.join(', ')}`);

@@ -1,0 +1,67 @@
+import { connect } from '@weft/postgres';
+import { whenAllRunsClosed } from '../completion-watch.js';
+import { startEmbeddedChild } from '../embedded-child.js';
+import { freshDatabase } from '../fresh-database.js';
+import type { Workload } from '../workloads.js';
+import {
+  type Contender,
+  installed,
+  nowMs,
+  type PeerEnv,
+  type PeerRun,
+  synchronousCommit,
+  warmUpRuns,
+} from './contender.js';
+
+/**
+ * Weft as a library, as the benchmark's embedded path runs it: `createEngine` on a `PgStore` in a process
+ * of its own, no-op handlers run by its in-process executor, runs started there and their results awaited,
+ * on a fresh database each time. As for every Weft contender, the burst ends when no run of it is open in
+ * PostgreSQL.
+ */
+export function weftEmbedded(env: PeerEnv): Contender {
+  return {
+    name: 'Weft embedded',
+    kind: 'weft',
+    missing: async () => null,
+    async settings() {
+      return {
+        version: `@weft/embedded ${await installed('@weft/embedded')} (this checkout)`,
+        processes: '1 process: createEngine on a PgStore, handlers in process',
+        concurrency: `${env.embeddedConcurrency} tasks at once`,
+        pool: 'PgStore default',
+        durability: `PostgreSQL, ${await synchronousCommit(env.baseUrl)}`,
+      };
+    },
+    run: (workload) => runEmbeddedWeft(env, workload),
+  };
+}
+
+async function runEmbeddedWeft(env: PeerEnv, workload: Workload): Promise<PeerRun> {
+  const dbUrl = await freshDatabase(env.baseUrl, `${env.dbName}_weft_embedded`);
+  const admin = connect(dbUrl, { max: 1, applicationName: 'weft-bench' });
+  const definition = `bench-${workload.id.toLowerCase()}`;
+  const child = await startEmbeddedChild(dbUrl, definition, env.embeddedConcurrency);
+  try {
+    await child.deploy(workload.yaml);
+    await child.burst(warmUpRuns(workload));
+    await whenAllRunsClosed(admin);
+    await child.dump();
+
+    const startedAt = nowMs();
+    const sent = await child.burst(workload.runs);
+    const endedAt = await whenAllRunsClosed(admin);
+    const timings = await child.dump();
+    const [row] = await admin<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM weft.runs WHERE status <> 'completed'`;
+    if (row!.n > 0) throw new Error(`${row!.n} Weft run(s) failed during the burst`);
+    return {
+      runs: sent.size,
+      steps: timings.filter((t) => sent.has(t[0])).length,
+      wallMs: endedAt - startedAt,
+    };
+  } finally {
+    await child.stop();
+    await admin.end();
+  }
+}
