@@ -1,4 +1,4 @@
-import type { Json, Report, ReportBase } from '@weft/client';
+import type { Json, Report, ReportBase } from '@weft/client/tasks';
 import { TerminalError } from './errors.js';
 
 /**

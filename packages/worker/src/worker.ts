@@ -4,10 +4,9 @@ import {
   type Json,
   type LeasedTask,
   type Report,
-  TaskLogsClient,
+  TaskProtocolClient,
   type TlsFiles,
-  WeftClient,
-} from '@weft/client';
+} from '@weft/client/tasks';
 import { DEFAULT_CONNECT_TIMEOUT_MS, reachServer } from './connect.js';
 import { TerminalError } from './errors.js';
 import { traceHandler } from './handler-span.js';
@@ -121,7 +120,7 @@ interface Running {
 export class Worker {
   readonly name: string;
   readonly stats: WorkerStats = { completed: 0, failed: 0, refused: 0, inFlight: 0 };
-  private readonly client: WeftClient;
+  private readonly client: TaskProtocolClient;
   private readonly types: string[];
   private readonly concurrency: number;
   private readonly running = new Map<string, Running>();
@@ -145,7 +144,7 @@ export class Worker {
   private source: RedisTaskSource | null = null;
   private redis: RedisPoll | null = null;
   private readonly problems: Problems;
-  private logs: TaskLogsClient | null = null;
+  private logs: TaskProtocolClient | null = null;
   private readonly clientOptions: ClientOptions;
 
   constructor(private readonly options: WorkerOptions) {
@@ -157,7 +156,7 @@ export class Worker {
       ...(options.headers ? { headers: options.headers } : {}),
       ...(options.tls ? { tls: options.tls } : {}),
     };
-    this.client = new WeftClient({ ...this.clientOptions, connections: 8 });
+    this.client = new TaskProtocolClient({ ...this.clientOptions, connections: 8 });
     this.types = Object.keys(options.handlers);
     if (this.types.length === 0) throw new Error('a worker needs at least one handler');
     this.concurrency = Math.max(1, options.concurrency ?? 10);
@@ -406,8 +405,8 @@ export class Worker {
   }
 
   /** The client that sends log lines, made when a handler first logs. */
-  private logsClient(): TaskLogsClient {
-    this.logs ??= new TaskLogsClient({ ...this.clientOptions, connections: 2 });
+  private logsClient(): TaskProtocolClient {
+    this.logs ??= new TaskProtocolClient({ ...this.clientOptions, connections: 2 });
     return this.logs;
   }
 

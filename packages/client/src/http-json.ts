@@ -1,0 +1,97 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { answerError, unreachable } from './api-error.js';
+import { type ClientOptions, connectionHeaders } from './connection.js';
+import { tlsConnectOptions, tlsFilesFromEnv } from './tls.js';
+
+/** How long a request may wait for its answer, headers and body together (as the main client's). */
+const ANSWER_TIMEOUT_MS = 120_000;
+/** An idle kept-alive connection is closed after this (the server's own hint, when shorter, wins). */
+const IDLE_MS = 60_000;
+
+/**
+ * JSON requests over Node's own `http`/`https` with a pool of kept-alive connections: the transport of
+ * the worker protocol. It loads nothing beyond Node itself, so a worker process stays small; answers of
+ * status 400 or more throw `WeftApiError`, a request that gets no answer throws one of code `unreachable`.
+ */
+export class HttpJson {
+  readonly url: string;
+  private readonly origin: URL;
+  private readonly agent: HttpAgent;
+  private readonly send: typeof httpRequest;
+  private readonly headers: Record<string, string>;
+
+  constructor(options: ClientOptions) {
+    this.url = options.url.replace(/\/+$/, '');
+    this.origin = new URL(this.url);
+    const secure = this.origin.protocol === 'https:';
+    const pool = {
+      keepAlive: true,
+      maxSockets: options.connections ?? 16,
+      timeout: IDLE_MS,
+      scheduling: 'lifo' as const,
+    };
+    this.agent = secure
+      ? new HttpsAgent({ ...pool, ...tlsConnectOptions(options.tls ?? tlsFilesFromEnv()) })
+      : new HttpAgent(pool);
+    this.send = secure ? httpsRequest : httpRequest;
+    this.headers = { ...connectionHeaders(options), 'content-type': 'application/json' };
+  }
+
+  /** One request with a JSON body (or none); resolves to the parsed JSON answer. */
+  async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    let answer: { status: number; text: string };
+    try {
+      answer = await this.exchange(method, path, payload, signal, true);
+    } catch (e) {
+      throw unreachable(this.url, e);
+    }
+    const parsed = answer.text ? (JSON.parse(answer.text) as unknown) : null;
+    if (answer.status >= 400) throw answerError(answer.status, parsed);
+    return parsed as T;
+  }
+
+  /** Closes the connections. */
+  async close(): Promise<void> {
+    this.agent.destroy();
+  }
+
+  private exchange(
+    method: string,
+    path: string,
+    payload: Buffer | undefined,
+    signal: AbortSignal | undefined,
+    retry: boolean,
+  ): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const req = this.send({
+        protocol: this.origin.protocol,
+        hostname: this.origin.hostname,
+        port: this.origin.port,
+        path: `${this.origin.pathname.replace(/\/$/, '')}${path}`,
+        method,
+        agent: this.agent,
+        headers: payload ? { ...this.headers, 'content-length': payload.length } : this.headers,
+        ...(signal ? { signal } : {}),
+      });
+      req.setTimeout(ANSWER_TIMEOUT_MS, () => req.destroy(new Error('no answer in time')));
+      req.on('response', (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        // A kept-alive connection the server closed as this request went out: the request never reached
+        // it, so it is sent once more on a fresh connection (Node's documented pattern for reused sockets).
+        if (retry && req.reusedSocket && e.code === 'ECONNRESET' && !signal?.aborted)
+          this.exchange(method, path, payload, signal, false).then(resolve, reject);
+        else reject(e);
+      });
+      req.end(payload);
+    });
+  }
+}
