@@ -1,5 +1,4 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { answerError, unreachable } from './api-error.js';
 import { type ClientOptions, connectionHeaders } from './connection.js';
 import { tlsConnectOptions, tlsFilesFromEnv } from './tls.js';
@@ -31,16 +30,18 @@ export class HttpJson {
       timeout: IDLE_MS,
       scheduling: 'lifo' as const,
     };
-    this.agent = secure
-      ? new HttpsAgent({ ...pool, ...tlsConnectOptions(options.tls ?? tlsFilesFromEnv()) })
+    // Node's https (and TLS with it) is loaded only for an https URL: a plain-HTTP worker is smaller.
+    const https = secure ? process.getBuiltinModule('node:https') : null;
+    this.agent = https
+      ? new https.Agent({ ...pool, ...tlsConnectOptions(options.tls ?? tlsFilesFromEnv()) })
       : new HttpAgent(pool);
-    this.send = secure ? httpsRequest : httpRequest;
+    this.send = https ? https.request : httpRequest;
     this.headers = { ...connectionHeaders(options), 'content-type': 'application/json' };
   }
 
   /** One request with a JSON body (or none); resolves to the parsed JSON answer. */
   async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const payload = body === undefined ? undefined : JSON.stringify(body);
     let answer: { status: number; text: string };
     try {
       answer = await this.exchange(method, path, payload, signal, true);
@@ -60,7 +61,7 @@ export class HttpJson {
   private exchange(
     method: string,
     path: string,
-    payload: Buffer | undefined,
+    payload: string | undefined,
     signal: AbortSignal | undefined,
     retry: boolean,
   ): Promise<{ status: number; text: string }> {
@@ -72,7 +73,10 @@ export class HttpJson {
         path: `${this.origin.pathname.replace(/\/$/, '')}${path}`,
         method,
         agent: this.agent,
-        headers: payload ? { ...this.headers, 'content-length': payload.length } : this.headers,
+        headers:
+          payload === undefined
+            ? this.headers
+            : { ...this.headers, 'content-length': Buffer.byteLength(payload) },
         ...(signal ? { signal } : {}),
       });
       req.setTimeout(ANSWER_TIMEOUT_MS, () => req.destroy(new Error('no answer in time')));
@@ -91,6 +95,7 @@ export class HttpJson {
           this.exchange(method, path, payload, signal, false).then(resolve, reject);
         else reject(e);
       });
+      // The text goes out as it is, encoded once by the socket: no copy of it into a buffer first.
       req.end(payload);
     });
   }
