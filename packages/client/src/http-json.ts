@@ -1,11 +1,14 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { answerError, unreachable } from './api-error.js';
+import { answerError, unreachable, WeftApiError } from './api-error.js';
 import { type ClientOptions, connectionHeaders } from './connection.js';
 import { tlsConnectOptions, tlsFilesFromEnv } from './tls.js';
 
 /** How long a request may wait for its answer, headers and body together (as the main client's). */
 const ANSWER_TIMEOUT_MS = 120_000;
-/** An idle kept-alive connection is closed after this (the server's own hint, when shorter, wins). */
+/**
+ * An idle kept-alive connection is closed after this: before the server closes it (65 s), so a request
+ * rarely goes out on a connection the server is closing. The server's own Keep-Alive hint, when shorter, wins.
+ */
 const IDLE_MS = 60_000;
 
 /**
@@ -44,12 +47,18 @@ export class HttpJson {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     let answer: { status: number; text: string };
     try {
-      answer = await this.exchange(method, path, payload, signal, true);
+      answer = await this.exchange(method, path, payload, signal);
     } catch (e) {
       throw unreachable(this.url, e);
     }
-    const parsed = answer.text ? (JSON.parse(answer.text) as unknown) : null;
-    if (answer.status >= 400) throw answerError(answer.status, parsed);
+    const parsed = parseAnswer(answer.text);
+    if (answer.status >= 400) throw answerError(answer.status, parsed === NOT_JSON ? null : parsed);
+    if (parsed === NOT_JSON)
+      throw new WeftApiError(
+        answer.status,
+        'not_json',
+        `${this.url}${path} answered with something that is not JSON: check that the url is a Weft server's address`,
+      );
     return parsed as T;
   }
 
@@ -63,7 +72,6 @@ export class HttpJson {
     path: string,
     payload: string | undefined,
     signal: AbortSignal | undefined,
-    retry: boolean,
   ): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {
       const req = this.send({
@@ -88,15 +96,23 @@ export class HttpJson {
         );
         res.on('error', reject);
       });
-      req.on('error', (e: NodeJS.ErrnoException) => {
-        // A kept-alive connection the server closed as this request went out: the request never reached
-        // it, so it is sent once more on a fresh connection (Node's documented pattern for reused sockets).
-        if (retry && req.reusedSocket && e.code === 'ECONNRESET' && !signal?.aborted)
-          this.exchange(method, path, payload, signal, false).then(resolve, reject);
-        else reject(e);
-      });
+      // Not resent here, as the main client does not: the worker resends what failed itself, fenced.
+      req.on('error', reject);
       // The text goes out as it is, encoded once by the socket: no copy of it into a buffer first.
       req.end(payload);
     });
+  }
+}
+
+/** What an answer that does not parse as JSON (a proxy's error page, say) stands for. */
+const NOT_JSON = Symbol('not JSON');
+
+/** The answer's JSON (null for an empty body), or NOT_JSON. */
+function parseAnswer(text: string): unknown {
+  if (!text) return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return NOT_JSON;
   }
 }
