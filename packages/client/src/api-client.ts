@@ -1,57 +1,8 @@
 import { Agent, request } from 'undici';
+import { answerError, unreachable, WeftApiError } from './api-error.js';
+import { type ClientOptions, connectionHeaders } from './connection.js';
 import { SseParser } from './sse.js';
-import { type TlsFiles, tlsConnectOptions, tlsFilesFromEnv } from './tls.js';
-
-/** An error answer from the API: its HTTP status, stable code and message. */
-export class WeftApiError extends Error {
-  override readonly name = 'WeftApiError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: unknown,
-  ) {
-    super(message);
-  }
-}
-
-/** How to reach a Weft server. */
-export interface ClientOptions {
-  /** Base URL, such as http://127.0.0.1:8080. */
-  readonly url: string;
-  /** Namespace for every request (default `default`). */
-  readonly namespace?: string;
-  /** Connections kept open to the server. */
-  readonly connections?: number;
-  /** TLS files for an `https` URL; by default from WEFT_CA_FILE, WEFT_CLIENT_CERT and WEFT_CLIENT_KEY. */
-  readonly tls?: TlsFiles;
-  /** The API key, sent as `Authorization: Bearer <key>`; by default `WEFT_API_KEY` when set. */
-  readonly apiKey?: string;
-  /** Headers sent with every request (a proxy's own credentials, say); they cannot replace Weft's. */
-  readonly headers?: Readonly<Record<string, string>>;
-}
-
-/**
- * The headers every request carries: extra ones first, then the namespace and the API key (by default
- * WEFT_API_KEY), which extra headers cannot replace.
- */
-export function connectionHeaders(options: {
-  readonly namespace?: string;
-  readonly apiKey?: string;
-  readonly headers?: Readonly<Record<string, string>>;
-}): Record<string, string> {
-  const key = options.apiKey ?? process.env.WEFT_API_KEY;
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.headers ?? {})) {
-    const lower = name.toLowerCase();
-    if (lower === 'x-weft-namespace' || lower === 'authorization' || lower === 'content-type')
-      throw new Error(`header ${name} is set by the client: use the namespace or apiKey option`);
-    out[lower] = value;
-  }
-  out['x-weft-namespace'] = options.namespace ?? 'default';
-  if (key) out.authorization = `Bearer ${key}`;
-  return out;
-}
+import { tlsConnectOptions, tlsFilesFromEnv } from './tls.js';
 
 /**
  * The transport under the typed client: a pool of kept-alive connections, JSON requests with the
@@ -172,32 +123,11 @@ export abstract class ApiClient {
         bodyTimeout: 120_000,
       });
     } catch (e) {
-      const cause = (e as { code?: string }).code ?? (e as Error).message;
-      throw new WeftApiError(
-        0,
-        'unreachable',
-        `cannot reach the Weft server at ${this.url} (${cause}); ${hintFor(cause)}`,
-      );
+      throw unreachable(this.url, e);
     }
     const text = await response.body.text();
     const parsed = text ? (JSON.parse(text) as unknown) : null;
-    if (response.statusCode >= 400) {
-      const err = (parsed as { error?: { code?: string; message?: string; details?: unknown } } | null)
-        ?.error;
-      throw new WeftApiError(
-        response.statusCode,
-        err?.code ?? 'http_error',
-        err?.message ?? `HTTP ${response.statusCode}`,
-        err?.details,
-      );
-    }
+    if (response.statusCode >= 400) throw answerError(response.statusCode, parsed);
     return parsed as T;
   }
-}
-
-/** What to do about a failed connection: TLS certificate problems name the settings that fix them. */
-function hintFor(cause: string): string {
-  if (/CERT|SIGNATURE|SELF_SIGNED|ISSUER/.test(cause))
-    return "the server's certificate is not trusted: set WEFT_CA_FILE (or the tls option) to the CA that signed it";
-  return 'is it running?';
 }

@@ -1,6 +1,8 @@
 export * from './admin-client.js';
 export * from './api-client.js';
+export { WeftApiError } from './api-error.js';
 export * from './client.js';
+export * from './connection.js';
 export * from './flow-types.js';
 export * from './move-types.js';
 export * from './operator-types.js';
@@ -10,6 +12,7 @@ export * from './run-errors.js';
 export * from './secrets-client.js';
 export * from './sse.js';
 export * from './task-logs-client.js';
+export * from './task-protocol.js';
 export * from './tls.js';
 export * from './types.js';
 export type { WaitOptions } from './waiting.js';

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
 
 /**
  * How a client checks the server's certificate and proves itself: files in PEM. `caFile` trusts a CA
@@ -36,8 +35,10 @@ export function tlsConnectOptions(files: TlsFiles): { ca?: string[]; cert?: stri
       'a client certificate needs both its certificate and its key file (WEFT_CLIENT_CERT and WEFT_CLIENT_KEY)',
     );
   return {
-    // The CA is added to the system's roots, so public servers still verify.
-    ...(files.caFile ? { ca: [...rootCertificates, read(files.caFile, 'CA file')] } : {}),
+    // The CA is added to the system's roots, so public servers still verify. TLS is loaded only for it.
+    ...(files.caFile
+      ? { ca: [...process.getBuiltinModule('node:tls').rootCertificates, read(files.caFile, 'CA file')] }
+      : {}),
     ...(files.certFile ? { cert: read(files.certFile, 'client certificate') } : {}),
     ...(files.keyFile ? { key: read(files.keyFile, 'client key') } : {}),
   };

@@ -1,4 +1,4 @@
-import { type DispatchInfo, WeftApiError, type WeftClient } from '@weft/client';
+import { type DispatchInfo, type TaskProtocolClient, WeftApiError } from '@weft/client/tasks';
 import type { Problems } from './problems.js';
 
 /** How long `start()` keeps trying to reach the server before it fails (10 s). */
@@ -10,7 +10,7 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
  * and with a clear error when nothing answered in time. Returns null when `stopped()` turns true.
  */
 export async function reachServer(
-  client: WeftClient,
+  client: TaskProtocolClient,
   problems: Problems,
   timeoutMs: number,
   stopped: () => boolean,

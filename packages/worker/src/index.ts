@@ -1,4 +1,4 @@
-export type { Json, LeasedTask } from '@weft/client';
+export type { Json, LeasedTask } from '@weft/client/tasks';
 export { DEFAULT_CONNECT_TIMEOUT_MS } from './connect.js';
 export * from './errors.js';
 export type { WorkerLogger } from './problems.js';

@@ -1,4 +1,4 @@
-import type { Json, Report, ReportBase } from '@weft/client';
+import type { Json, Report, ReportBase } from '@weft/client/tasks';
 import { TerminalError } from './errors.js';
 
 /**
@@ -43,6 +43,9 @@ export function errorReport(base: ReportBase, error: unknown): Report {
 
 /** Why `value` cannot be serialised as JSON, or null when it can. */
 function jsonProblem(value: unknown): string | null {
+  // What never fails to serialise (a no-op handler's null, most often) is not written out to find so.
+  const kind = typeof value;
+  if (value === null || kind === 'string' || kind === 'number' || kind === 'boolean') return null;
   try {
     JSON.stringify(value);
     return null;

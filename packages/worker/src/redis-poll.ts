@@ -1,4 +1,4 @@
-import type { LeasedTask, WeftClient } from '@weft/client';
+import type { LeasedTask, TaskProtocolClient } from '@weft/client/tasks';
 import type { RedisTaskSource, TaskMessage } from './redis-source.js';
 
 /**
@@ -22,7 +22,7 @@ export class RedisPoll {
   private tableAt = 0;
 
   constructor(
-    private readonly client: WeftClient,
+    private readonly client: TaskProtocolClient,
     private readonly source: RedisTaskSource,
     private readonly worker: string,
     private readonly types: readonly string[],

@@ -2,10 +2,10 @@ import {
   type Json,
   type TaskLogHolder,
   type TaskLogLevel,
-  type TaskLogsClient,
   type TaskLogWrite,
+  type TaskProtocolClient,
   WeftApiError,
-} from '@weft/client';
+} from '@weft/client/tasks';
 import type { Problems } from './problems.js';
 
 /** What a handler logs with, as `ctx.log`: `ctx.log.info('charged the card', { amount: 5 })`. */
@@ -56,7 +56,7 @@ export class TaskLog {
 
   constructor(
     private readonly holder: TaskLogHolder,
-    private readonly client: () => TaskLogsClient,
+    private readonly client: () => TaskProtocolClient,
     private readonly problems: Problems,
   ) {
     const at = (level: TaskLogLevel) => (message: string, fields?: { readonly [key: string]: unknown }) =>
@@ -108,7 +108,7 @@ export class TaskLog {
     while (this.buffer.length > 0 && !this.lost) {
       const batch = this.buffer.splice(0, MAX_PER_REQUEST);
       try {
-        await this.client().write(this.holder, batch);
+        await this.client().writeLogs(this.holder, batch);
         this.problems.ok('logs');
       } catch (e) {
         if (e instanceof WeftApiError && e.code === 'lease_lost') {

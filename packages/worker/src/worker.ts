@@ -1,13 +1,12 @@
 import { hostname } from 'node:os';
 import {
   type ClientOptions,
-  type Json,
   type LeasedTask,
   type Report,
-  TaskLogsClient,
+  TaskProtocolClient,
   type TlsFiles,
-  WeftClient,
-} from '@weft/client';
+} from '@weft/client/tasks';
+import { Attempt } from './attempt.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, reachServer } from './connect.js';
 import { TerminalError } from './errors.js';
 import { traceHandler } from './handler-span.js';
@@ -15,41 +14,10 @@ import { errorReport, outputReport } from './outcome.js';
 import { Problems, type WorkerLogger } from './problems.js';
 import { RedisPoll } from './redis-poll.js';
 import { RedisTaskSource } from './redis-source.js';
-import { TaskLog, type TaskLogger } from './task-log.js';
+import type { Handler } from './task-context.js';
+import { TaskLog } from './task-log.js';
 
-/** What a handler gets besides its input. */
-export interface TaskContext {
-  readonly taskId: string;
-  readonly runId: string;
-  readonly nodeId: string;
-  readonly iteration: string;
-  readonly attempt: number;
-  /**
-   * The same for every attempt of this node in this run and iteration (a retry keeps it; a loop pass or a
-   * map item has its own). Give it to a payment provider or any service that deduplicates requests, so a
-   * retry never repeats a side effect; the task id changes with each attempt and does not do this.
-   */
-  readonly idempotencyKey: string;
-  readonly taskType: string;
-  readonly definition: string;
-  /** Aborted when the lease is lost (the run was cancelled, or the lease expired) or the worker stops hard. */
-  readonly signal: AbortSignal;
-  /** What the server's step-context hook built for this step (absent without one). */
-  readonly context?: Json;
-  /** Log lines for this attempt, kept with the run (`weft runs logs`); sent in batches, fenced by the lease. */
-  readonly log: TaskLogger;
-  /**
-   * The W3C trace context the server sent with the task (absent when the run has none). The handler's
-   * span is already open under it; this is for passing it on by hand to something outside OpenTelemetry.
-   */
-  readonly traceparent?: string;
-}
-
-/** Does one task: takes its input, returns its output (or throws to fail it). */
-export type Handler = (
-  input: Json,
-  ctx: TaskContext,
-) => Json | undefined | Promise<Json | undefined | void> | void;
+export type { Handler, TaskContext } from './task-context.js';
 
 /** How a worker runs. */
 export interface WorkerOptions {
@@ -108,11 +76,6 @@ export interface WorkerStats {
   inFlight: number;
 }
 
-interface Running {
-  readonly task: LeasedTask;
-  readonly abort: AbortController;
-}
-
 /**
  * A worker: polls the server for its task types (long poll), runs handlers up to a concurrency limit,
  * renews leases in the background, and reports results in batches. A report also asks for the next tasks
@@ -121,10 +84,10 @@ interface Running {
 export class Worker {
   readonly name: string;
   readonly stats: WorkerStats = { completed: 0, failed: 0, refused: 0, inFlight: 0 };
-  private readonly client: WeftClient;
+  private readonly client: TaskProtocolClient;
   private readonly types: string[];
   private readonly concurrency: number;
-  private readonly running = new Map<string, Running>();
+  private readonly running = new Map<string, Attempt>();
   private pending: Report[] = [];
   private reporting = 0;
   private polling = false;
@@ -145,7 +108,7 @@ export class Worker {
   private source: RedisTaskSource | null = null;
   private redis: RedisPoll | null = null;
   private readonly problems: Problems;
-  private logs: TaskLogsClient | null = null;
+  private logs: TaskProtocolClient | null = null;
   private readonly clientOptions: ClientOptions;
 
   constructor(private readonly options: WorkerOptions) {
@@ -157,7 +120,7 @@ export class Worker {
       ...(options.headers ? { headers: options.headers } : {}),
       ...(options.tls ? { tls: options.tls } : {}),
     };
-    this.client = new WeftClient({ ...this.clientOptions, connections: 8 });
+    this.client = new TaskProtocolClient({ ...this.clientOptions, connections: 8 });
     this.types = Object.keys(options.handlers);
     if (this.types.length === 0) throw new Error('a worker needs at least one handler');
     this.concurrency = Math.max(1, options.concurrency ?? 10);
@@ -212,7 +175,7 @@ export class Worker {
       this.checkIdle();
     });
     const abortTimer = setTimeout(() => {
-      for (const r of this.running.values()) r.abort.abort();
+      for (const r of this.running.values()) r.abort();
     }, timeoutMs);
     let giveUpTimer: NodeJS.Timeout | undefined;
     const givenUp = new Promise<'given up'>((resolve) => {
@@ -295,24 +258,9 @@ export class Worker {
 
   private run(task: LeasedTask): void {
     const handler = this.options.handlers[task.task_type];
-    const abort = new AbortController();
-    this.running.set(task.task_id, { task, abort });
+    const attempt = new Attempt(task, () => new TaskLog(task, () => this.logsClient(), this.problems));
+    this.running.set(task.task_id, attempt);
     this.stats.inFlight = this.running.size;
-    const log = new TaskLog(task, () => this.logsClient(), this.problems);
-    const ctx: TaskContext = {
-      taskId: task.task_id,
-      runId: task.run_id,
-      nodeId: task.node_id,
-      iteration: task.iteration,
-      attempt: task.attempt,
-      idempotencyKey: task.idempotency_key,
-      taskType: task.task_type,
-      definition: task.definition,
-      signal: abort.signal,
-      log: log.logger,
-      ...(task.context !== undefined ? { context: task.context } : {}),
-      ...(task.traceparent !== undefined ? { traceparent: task.traceparent } : {}),
-    };
     const base = {
       run_id: task.run_id,
       task_id: task.task_id,
@@ -323,23 +271,25 @@ export class Worker {
     };
     // The attempt's last log lines go before its report (which ends its lease); nothing waits when none.
     const settle = (report: Report) => {
-      const sending = log.close();
-      if (sending) void sending.then(() => finish(report));
-      else finish(report);
-    };
-    const finish = (report: Report) => {
-      this.running.delete(task.task_id);
-      this.stats.inFlight = this.running.size;
-      this.pending.push(report);
-      this.flushSoon();
+      const sending = attempt.settle();
+      if (sending) void sending.then(() => this.finish(task, report));
+      else this.finish(task, report);
     };
     traceHandler(task, this.name, () => {
       if (!handler) throw new TerminalError(`this worker has no handler for task type ${task.task_type}`);
-      return handler(task.input, ctx);
+      return handler(task.input, attempt.context);
     }).then(
       (output) => settle(outputReport(base, task.task_type, output)),
       (error: unknown) => settle(errorReport(base, error)),
     );
+  }
+
+  /** An attempt is over: its report waits for the next batch. */
+  private finish(task: LeasedTask, report: Report): void {
+    this.running.delete(task.task_id);
+    this.stats.inFlight = this.running.size;
+    this.pending.push(report);
+    this.flushSoon();
   }
 
   /**
@@ -406,8 +356,8 @@ export class Worker {
   }
 
   /** The client that sends log lines, made when a handler first logs. */
-  private logsClient(): TaskLogsClient {
-    this.logs ??= new TaskLogsClient({ ...this.clientOptions, connections: 2 });
+  private logsClient(): TaskProtocolClient {
+    this.logs ??= new TaskProtocolClient({ ...this.clientOptions, connections: 2 });
     return this.logs;
   }
 
@@ -422,7 +372,7 @@ export class Worker {
   /** Renews every held lease, up to 1,000 a request; tasks whose lease is lost are aborted. */
   private async heartbeat(): Promise<void> {
     const held = [...this.running.values()];
-    const pieces: Running[][] = [];
+    const pieces: Attempt[][] = [];
     for (let from = 0; from < held.length; from += MAX_ITEMS_SENT)
       pieces.push(held.slice(from, from + MAX_ITEMS_SENT));
     // The pieces go at once: one after another, the last could be renewed after its leases ran out.
@@ -444,7 +394,7 @@ export class Worker {
             // verdict tells whether it counted.
             const running = this.running.get(id);
             if (!running) continue;
-            running.abort.abort(new Error('the lease on this task was lost'));
+            running.abort(new Error('the lease on this task was lost'));
             this.problems.report(`lease lost on task ${id}; its handler was signalled to stop`);
           }
         } catch (e) {
