@@ -10,13 +10,14 @@ import { runPurgeBench } from './purge-bench.js';
 import { type CpuPerStep, type Latency, type Measurement, runWorkload } from './run-workload.js';
 import { median } from './stats.js';
 import { runTracingCost } from './tracing-cost.js';
-import { type Workload, w1, w2, w3 } from './workloads.js';
+import { type Workload, w1, w2, w3, w4 } from './workloads.js';
 
 const program = new Command('bench')
-  .description('Weft benchmark: workloads W1, W2 and W3 with workers as separate processes over HTTP')
-  .option('--workloads <list>', 'which workloads, comma-separated', 'W1,W2,W3')
+  .description('Weft benchmark: workloads W1 to W4 with workers as separate processes over HTTP')
+  .option('--workloads <list>', 'which workloads, comma-separated', 'W1,W2,W3,W4')
   .option('--scale <x>', 'multiply the number of runs (0.05 for a quick check)', Number, 1)
   .option('--runs <n>', 'use this many runs for every workload instead', Number)
+  .option('--map-items <n>', "items of W4's map (at most 10,000)", Number, 5000)
   .option('--repeat <n>', 'measure each workload this many times; the table shows medians', Number, 3)
   .option('--workers <n>', 'worker processes', Number, 2)
   .option('--concurrency <n>', 'tasks each worker runs at once', Number, 256)
@@ -62,6 +63,7 @@ const o = program.opts<{
   workloads: string;
   scale: number;
   runs?: number;
+  mapItems: number;
   repeat: number;
   workers: number;
   concurrency: number;
@@ -136,9 +138,10 @@ async function main(): Promise<void> {
     W1: () => w1(size(200)),
     W2: () => w2(size(500)),
     W3: () => w3(size(20)),
+    W4: () => w4(size(10), o.mapItems),
   };
   const chosen = o.workloads.split(',').map((w) => w.trim().toUpperCase());
-  for (const w of chosen) if (!all[w]) throw new Error(`unknown workload ${w}; choose from W1, W2, W3`);
+  for (const w of chosen) if (!all[w]) throw new Error(`unknown workload ${w}; choose from W1, W2, W3, W4`);
   const results: Record<string, Measurement[]> = {};
   let floor: number | null = null;
   let floorFewMs: number | null = null;

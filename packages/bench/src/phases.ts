@@ -1,4 +1,4 @@
-import type { WeftClient } from '@weft/client';
+import type { Json, WeftClient } from '@weft/client';
 import type postgres from 'postgres';
 import type { WorkerProcess } from './processes.js';
 import { cpuMs, postgresCpuMs, quantile } from './stats.js';
@@ -56,14 +56,14 @@ export class LatencyPhases {
    * paths are compiled. Kept this short so that figures compare with earlier versions of the benchmark.
    */
   async warmUp(): Promise<void> {
-    const runs = this.t.workload.runs;
-    await this.warm(Math.min(Math.max(20, Math.round(runs / 5)), runs * 2));
+    const { runs, warmRuns } = this.t.workload;
+    await this.warm(warmRuns ?? Math.min(Math.max(20, Math.round(runs / 5)), runs * 2));
   }
 
   /** Starts `count` runs at once and waits until they have finished (unmeasured). */
   private async warm(count: number): Promise<void> {
     const t = this.t;
-    await t.sink.await(await startBurst(t.client, t.definition, count), t.workload.steps);
+    await t.sink.await(await startBurst(t.client, t.definition, count, t.workload.input), t.workload.steps);
     await this.finish(count);
   }
 
@@ -79,13 +79,16 @@ export class LatencyPhases {
     const count = Math.min(t.workload.runs, Math.max(20, Math.round(rate * 3)));
     if (!this.warmedSingle) {
       const warmPaced = Math.min(t.workload.runs, Math.max(10, Math.round(rate)));
-      await t.sink.await(await startPaced(t.client, t.definition, warmPaced, rate), t.workload.steps);
+      await t.sink.await(
+        await startPaced(t.client, t.definition, warmPaced, rate, t.workload.input),
+        t.workload.steps,
+      );
       await this.finish(warmPaced);
       this.warmedSingle = true;
     }
     t.progress(`${steps === undefined ? 'paced' : `fixed ${steps} steps/s`}: ${count} runs at ${runs}`);
     const cpu = await cpuSnapshot(t.serverPid, t.workers);
-    const sent = await startPaced(t.client, t.definition, count, rate);
+    const sent = await startPaced(t.client, t.definition, count, rate, t.workload.input);
     const timed = await t.sink.await(sent, t.workload.steps);
     const result = {
       ...latency(t.workload, timed, sent, load),
@@ -106,7 +109,7 @@ export class LatencyPhases {
     const all: Timing[] = [];
     for (let left = count; left > 0; ) {
       const wave = Math.min(inFlight, left);
-      const batch = await startBurst(t.client, t.definition, wave);
+      const batch = await startBurst(t.client, t.definition, wave, t.workload.input);
       for (const [k, v] of batch) sent.set(k, v);
       all.push(...(await t.sink.await(batch, t.workload.steps)));
       left -= wave;
@@ -135,17 +138,20 @@ export function latency(
 ): Latency {
   const ends = new Map<string, number>();
   for (const [run, node, , end] of timings) ends.set(`${run}/${node}`, end);
+  const ready = workload.map ? mapReady(workload.map, timings) : null;
   const step: number[] = [];
   const first: number[] = [];
   for (const [run, node, start] of timings) {
     const preds = workload.predecessors[node] ?? [];
-    if (preds.length === 0) {
+    const after = ready
+      ? ready.get(`${run}/${node}`)
+      : preds.length === 0
+        ? undefined
+        : Math.max(...preds.map((p) => ends.get(`${run}/${p}`) ?? Number.NaN));
+    if (after === undefined) {
       const sent = sentAt.get(run);
       if (sent !== undefined) first.push(start - sent);
-      continue;
-    }
-    const ready = Math.max(...preds.map((p) => ends.get(`${run}/${p}`) ?? Number.NaN));
-    if (!Number.isNaN(ready)) step.push(start - ready);
+    } else if (!Number.isNaN(after)) step.push(start - after);
   }
   return {
     stepP50: quantile(step, 0.5),
@@ -156,11 +162,36 @@ export function latency(
   };
 }
 
+/**
+ * When each map item could start (absent for the first `concurrency` items): item `i` waits for a slot,
+ * freed by the `(i - concurrency + 1)`th item of its run to end, whichever item that was.
+ */
+function mapReady(map: NonNullable<Workload['map']>, timings: readonly Timing[]): Map<string, number> {
+  const prefix = `${map.node}[`;
+  const endsByRun = new Map<string, number[]>();
+  for (const [run, node, , end] of timings) {
+    if (!node.startsWith(prefix)) continue;
+    const list = endsByRun.get(run) ?? [];
+    if (list.length === 0) endsByRun.set(run, list);
+    list.push(end);
+  }
+  for (const list of endsByRun.values()) list.sort((a, b) => a - b);
+  const ready = new Map<string, number>();
+  for (const [run, node] of timings) {
+    if (!node.startsWith(prefix)) continue;
+    const freedBy = Number(node.slice(prefix.length, -1)) - map.concurrency;
+    const end = endsByRun.get(run)?.[freedBy];
+    if (freedBy >= 0) ready.set(`${run}/${node}`, end ?? Number.NaN);
+  }
+  return ready;
+}
+
 /** Starts `count` runs through the bulk endpoint, 100 a request, four requests at a time. */
 export async function startBurst(
   client: WeftClient,
   definition: string,
   count: number,
+  input: Json = {},
 ): Promise<Map<string, number>> {
   const sent = new Map<string, number>();
   const chunks = Array.from({ length: Math.ceil(count / 100) }, (_, i) => Math.min(100, count - i * 100));
@@ -171,7 +202,7 @@ export async function startBurst(
       const at = now();
       const { items } = await client.startRuns(
         definition,
-        Array.from({ length: size }, () => ({})),
+        Array.from({ length: size }, () => input),
       );
       for (const item of items) {
         if (!('id' in item)) throw new Error(`a start was refused: ${item.error.message}`);
@@ -189,6 +220,7 @@ export async function startPaced(
   definition: string,
   count: number,
   rate: number,
+  input: Json = {},
 ): Promise<Map<string, number>> {
   const sent = new Map<string, number>();
   const began = now();
@@ -199,7 +231,7 @@ export async function startPaced(
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const at = now();
     pending.push(
-      client.startRun(definition, {}).then((run) => {
+      client.startRun(definition, input).then((run) => {
         sent.set(run.id, at);
       }),
     );

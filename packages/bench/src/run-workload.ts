@@ -101,7 +101,7 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
     const before = await pgStats(o.admin);
     const cpuBefore = await cpuSnapshot(server.child.pid!, workers);
     const metricsBefore = await engineMetrics(server.url);
-    const sentAt = await startBurst(client, definition, workload.runs);
+    const sentAt = await startBurst(client, definition, workload.runs, workload.input);
     const total = workload.runs * workload.steps;
     const timings = await sink.await(sentAt, workload.steps, (done) =>
       o.progress(`burst: ${done}/${total} steps`),
