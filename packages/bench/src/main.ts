@@ -389,7 +389,7 @@ function table(
   );
   out.push(`"few": only ${o.few} runs in flight; "burst": latency while all runs queue.`);
   out.push(
-    'reads/event: node instances the server read per event decided; it stays flat as runs grow (W3: 102 tasks a run).',
+    'reads/event: node instances the server read per event decided; it stays flat as runs grow (W3: 102 tasks a run; W4: 5,001).',
   );
   const cpuOf = (c: CpuPerStep | undefined) =>
     c ? `${c.server.toFixed(2)}/${c.workers.toFixed(2)}/${c.postgres.toFixed(2)}` : '-';
