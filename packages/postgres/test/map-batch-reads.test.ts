@@ -57,12 +57,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** Reports `BATCH` item completions of a map of `items` items at once; what that transaction read. */
-async function batchOf(items: number) {
-  const name = `batch-${items}`;
-  await engine.definitions.deploy(
-    'default',
-    `
+/** A map over the run's input, `CONCURRENCY` items at a time, with tasks of type `<name>.item`. */
+const MAP = (name: string) => `
 name: ${name}
 nodes:
   - id: each
@@ -70,8 +66,12 @@ nodes:
     items: input.items
     concurrency: ${CONCURRENCY}
     task: { task_type: ${name}.item, input: { n: item } }
-`,
-  );
+`;
+
+/** Reports `BATCH` item completions of a map of `items` items at once; what that transaction read. */
+async function batchOf(items: number) {
+  const name = `batch-${items}`;
+  await engine.definitions.deploy('default', MAP(name));
   const run = await engine.runs.start({
     namespace: 'default',
     definition: name,
@@ -97,6 +97,43 @@ nodes:
 }
 
 describe('a batch of map item completions', () => {
+  it('reported from two servers at once, starts each next item once, with its own item', async () => {
+    const other = new Engine({ store: new PgStore(db.pool(4)), config: { decidePollMs: 60_000 } });
+    await other.start();
+    try {
+      await engine.definitions.deploy('default', MAP('pair'));
+      const run = await engine.runs.start({
+        namespace: 'default',
+        definition: 'pair',
+        input: { items: Array.from({ length: 1000 }, (_, i) => i) },
+      });
+      const leased = await lease(engine, ['pair.item'], 2 * BATCH);
+      expect(leased).toHaveLength(2 * BATCH);
+      // Two reports of one run on separate connections: one waits for the other's run lock, then decides
+      // its own batch from what the first one committed.
+      const halves = [leased.slice(0, BATCH), leased.slice(BATCH)];
+      const answers = await Promise.all(
+        [engine, other].map((e, i) =>
+          e.tasks.report({ namespace: 'default', worker: 'w', reports: halves[i]!.map((t) => completed(t)) }),
+        ),
+      );
+      expect(answers.flatMap((a) => a.verdicts).every((v) => v.accepted)).toBe(true);
+      const tasks = await engine.context.store.listTasks(run.id);
+      const started = tasks.filter((t) => t.nodeId === 'each.task');
+      // Each item's task got its own item: a row read ahead is the item's row, not taken for absent.
+      for (const t of started) expect(t.input).toEqual({ n: Number(t.iteration) });
+      const items = started.map((t) => Number(t.iteration));
+      expect(new Set(items).size).toBe(items.length);
+      expect(items.sort((a, b) => a - b)).toEqual(
+        Array.from({ length: CONCURRENCY + 2 * BATCH }, (_, i) => i),
+      );
+      const own = tasks.find((t) => t.nodeId === 'each' && t.iteration === '')!;
+      expect(own.output).toEqual({ total: 1000, started: CONCURRENCY + 2 * BATCH, done: 2 * BATCH });
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('reads the items it starts in one round trip, the same per event at 500 and 5,000 items', async () => {
     const small = await batchOf(500);
     const large = await batchOf(5000);
