@@ -13,7 +13,9 @@ const worker = new Worker({
   handlers: {
     'bench.noop': (_input, ctx) => {
       const start = now();
-      timings.push([ctx.runId, ctx.nodeId, start, now()]);
+      // A map item or loop pass is its own step: `node[iteration]`, as the engine names it.
+      const node = ctx.iteration ? `${ctx.nodeId}[${ctx.iteration}]` : ctx.nodeId;
+      timings.push([ctx.runId, node, start, now()]);
       return null;
     },
   },

@@ -26,6 +26,7 @@ export async function startEmbeddedChild(
   databaseUrl: string,
   definition: string,
   concurrency: number,
+  input: unknown = {},
 ): Promise<EmbeddedChild> {
   const child = fork(EMBEDDED, [], {
     env: {
@@ -33,6 +34,7 @@ export async function startEmbeddedChild(
       DATABASE_URL: databaseUrl,
       WEFT_BENCH_DEFINITION: definition,
       WEFT_CONCURRENCY: String(concurrency),
+      WEFT_BENCH_INPUT: JSON.stringify(input),
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -9,6 +9,8 @@ import { now, type Timing } from './phases.js';
 
 const timings: Timing[] = [];
 const definition = process.env.WEFT_BENCH_DEFINITION!;
+// Every run's input (W4's map items), as the parent gives it.
+const input = JSON.parse(process.env.WEFT_BENCH_INPUT ?? '{}');
 // Statements are counted as the server counts them (weft_db_statements_total), once the engine exists.
 let stats: { statementsSent: number; eventsDecided: number; instancesRead: number } | undefined;
 const sql = connect(process.env.DATABASE_URL!, {
@@ -28,7 +30,9 @@ const weft = createEngine({
       taskType: 'bench.noop',
       run: (_input, ctx) => {
         const start = now();
-        timings.push([ctx.runId, ctx.nodeId, start, now()]);
+        // A map item or loop pass is its own step: `node[iteration]`, as the engine names it.
+        const node = ctx.iteration ? `${ctx.nodeId}[${ctx.iteration}]` : ctx.nodeId;
+        timings.push([ctx.runId, node, start, now()]);
         return null;
       },
     },
@@ -46,7 +50,7 @@ let lastResultAt = 0;
 /** Starts `count` runs at once; their start times (all the same instant, as a bulk request's). */
 async function burst(count: number): Promise<[string, number][]> {
   const at = now();
-  const handles = await Promise.all(Array.from({ length: count }, () => weft.start(definition, {})));
+  const handles = await Promise.all(Array.from({ length: count }, () => weft.start(definition, input)));
   awaiting.push(...handles.map((h) => result(h)));
   return handles.map((h) => [h.id, at]);
 }
@@ -66,7 +70,7 @@ async function paced(count: number, rate: number): Promise<[string, number][]> {
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const at = now();
     pending.push(
-      weft.start(definition, {}).then((h) => {
+      weft.start(definition, input).then((h) => {
         sent.push([h.id, at]);
         awaiting.push(result(h));
       }),

@@ -13,7 +13,7 @@ import { median } from './stats.js';
 import { pathRatio, summarise } from './summary.js';
 import { table } from './table.js';
 import { runTracingCost } from './tracing-cost.js';
-import { type Workload, w1, w2, w3 } from './workloads.js';
+import { type Workload, w1, w2, w3, w4 } from './workloads.js';
 
 const o = parseOptions();
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -63,11 +63,12 @@ async function runWorkloads(baseUrl: string): Promise<void> {
     W1: () => w1(size(200)),
     W2: () => w2(size(500)),
     W3: () => w3(size(20)),
+    W4: () => w4(size(10), o.mapItems),
   };
   const chosen = (o.peers && o.defaultWorkloads ? 'W1,W2' : o.workloads)
     .split(',')
     .map((w) => w.trim().toUpperCase());
-  for (const w of chosen) if (!all[w]) throw new Error(`unknown workload ${w}; choose from W1, W2, W3`);
+  for (const w of chosen) if (!all[w]) throw new Error(`unknown workload ${w}; choose from W1, W2, W3, W4`);
   if (o.peers) {
     const { workers, concurrency, redisUrl, repeat, out, dbName } = o;
     const workloads = chosen.map((id) => all[id]!());

@@ -7,6 +7,7 @@ export interface BenchOptions {
   readonly paths: string;
   readonly scale: number;
   readonly runs?: number;
+  readonly mapItems: number;
   readonly repeat: number;
   readonly workers: number;
   readonly concurrency: number;
@@ -35,9 +36,9 @@ export const PATHS: readonly Path[] = ['server', 'embedded'];
 
 const program = new Command('bench')
   .description(
-    'Weft benchmark: workloads W1, W2 and W3 through a server with worker processes over HTTP, and embedded (createEngine in one process)',
+    'Weft benchmark: workloads W1 to W4 through a server with worker processes over HTTP, and embedded (createEngine in one process)',
   )
-  .option('--workloads <list>', 'which workloads, comma-separated', 'W1,W2,W3')
+  .option('--workloads <list>', 'which workloads, comma-separated', 'W1,W2,W3,W4')
   .option(
     '--paths <list>',
     'which paths, comma-separated: server (a weft server and worker processes over HTTP), embedded (createEngine in one process)',
@@ -45,6 +46,7 @@ const program = new Command('bench')
   )
   .option('--scale <x>', 'multiply the number of runs (0.05 for a quick check)', Number, 1)
   .option('--runs <n>', 'use this many runs for every workload instead', Number)
+  .option('--map-items <n>', "items of W4's map (at most 10,000)", Number, 5000)
   .option('--repeat <n>', 'measure each workload this many times; the table shows medians', Number, 3)
   .option('--workers <n>', 'worker processes (server path)', Number, 2)
   .option('--concurrency <n>', 'tasks each worker runs at once (server path)', Number, 256)

@@ -1,4 +1,4 @@
-import type { WeftClient } from '@weft/client';
+import type { Json, WeftClient } from '@weft/client';
 import type postgres from 'postgres';
 import type { WorkerProcess } from './processes.js';
 import { cpuMs, postgresCpuMs, postmasterPid, quantile } from './stats.js';
@@ -43,10 +43,10 @@ export interface RunStarter {
 }
 
 /** Starts runs of `definition` through a server: the bulk endpoint for bursts, one request a run paced. */
-export function serverStarter(client: WeftClient, definition: string): RunStarter {
+export function serverStarter(client: WeftClient, definition: string, input: Json = {}): RunStarter {
   return {
-    burst: (count) => startBurst(client, definition, count),
-    paced: (count, rate) => startPaced(client, definition, count, rate),
+    burst: (count) => startBurst(client, definition, count, input),
+    paced: (count, rate) => startPaced(client, definition, count, rate, input),
   };
 }
 
@@ -79,8 +79,8 @@ export class LatencyPhases {
    * paths are compiled. Kept this short so that figures compare with earlier versions of the benchmark.
    */
   async warmUp(): Promise<void> {
-    const runs = this.t.workload.runs;
-    await this.warm(Math.min(Math.max(20, Math.round(runs / 5)), runs * 2));
+    const { runs, warmRuns } = this.t.workload;
+    await this.warm(warmRuns ?? Math.min(Math.max(20, Math.round(runs / 5)), runs * 2));
   }
 
   /** Starts `count` runs at once and waits until they have finished (unmeasured). */
@@ -159,17 +159,20 @@ export function latency(
 ): Latency {
   const ends = new Map<string, number>();
   for (const [run, node, , end] of timings) ends.set(`${run}/${node}`, end);
+  const ready = workload.map ? mapReady(workload.map, timings) : null;
   const step: number[] = [];
   const first: number[] = [];
   for (const [run, node, start] of timings) {
     const preds = workload.predecessors[node] ?? [];
-    if (preds.length === 0) {
+    const after = ready
+      ? ready.get(`${run}/${node}`)
+      : preds.length === 0
+        ? undefined
+        : Math.max(...preds.map((p) => ends.get(`${run}/${p}`) ?? Number.NaN));
+    if (after === undefined) {
       const sent = sentAt.get(run);
       if (sent !== undefined) first.push(start - sent);
-      continue;
-    }
-    const ready = Math.max(...preds.map((p) => ends.get(`${run}/${p}`) ?? Number.NaN));
-    if (!Number.isNaN(ready)) step.push(start - ready);
+    } else if (!Number.isNaN(after)) step.push(start - after);
   }
   return {
     stepP50: quantile(step, 0.5),
@@ -180,11 +183,36 @@ export function latency(
   };
 }
 
+/**
+ * When each map item could start (absent for the first `concurrency` items): item `i` waits for a slot,
+ * freed by the `(i - concurrency + 1)`th item of its run to end, whichever item that was.
+ */
+function mapReady(map: NonNullable<Workload['map']>, timings: readonly Timing[]): Map<string, number> {
+  const prefix = `${map.node}[`;
+  const endsByRun = new Map<string, number[]>();
+  for (const [run, node, , end] of timings) {
+    if (!node.startsWith(prefix)) continue;
+    const list = endsByRun.get(run) ?? [];
+    if (list.length === 0) endsByRun.set(run, list);
+    list.push(end);
+  }
+  for (const list of endsByRun.values()) list.sort((a, b) => a - b);
+  const ready = new Map<string, number>();
+  for (const [run, node] of timings) {
+    if (!node.startsWith(prefix)) continue;
+    const freedBy = Number(node.slice(prefix.length, -1)) - map.concurrency;
+    const end = endsByRun.get(run)?.[freedBy];
+    if (freedBy >= 0) ready.set(`${run}/${node}`, end ?? Number.NaN);
+  }
+  return ready;
+}
+
 /** Starts `count` runs through the bulk endpoint, 100 a request, four requests at a time. */
 export async function startBurst(
   client: WeftClient,
   definition: string,
   count: number,
+  input: Json = {},
 ): Promise<Map<string, number>> {
   const sent = new Map<string, number>();
   const chunks = Array.from({ length: Math.ceil(count / 100) }, (_, i) => Math.min(100, count - i * 100));
@@ -195,7 +223,7 @@ export async function startBurst(
       const at = now();
       const { items } = await client.startRuns(
         definition,
-        Array.from({ length: size }, () => ({})),
+        Array.from({ length: size }, () => input),
       );
       for (const item of items) {
         if (!('id' in item)) throw new Error(`a start was refused: ${item.error.message}`);
@@ -213,6 +241,7 @@ export async function startPaced(
   definition: string,
   count: number,
   rate: number,
+  input: Json = {},
 ): Promise<Map<string, number>> {
   const sent = new Map<string, number>();
   const began = now();
@@ -223,7 +252,7 @@ export async function startPaced(
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const at = now();
     pending.push(
-      client.startRun(definition, {}).then((run) => {
+      client.startRun(definition, input).then((run) => {
         sent.set(run.id, at);
       }),
     );

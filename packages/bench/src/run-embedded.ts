@@ -26,7 +26,12 @@ export interface EmbeddedRunOptions {
  * run is seen completed in PostgreSQL.
  */
 export async function runEmbedded(workload: Workload, o: EmbeddedRunOptions): Promise<Measurement> {
-  const child = await startEmbeddedChild(o.databaseUrl, `bench-${workload.id.toLowerCase()}`, o.concurrency);
+  const child = await startEmbeddedChild(
+    o.databaseUrl,
+    `bench-${workload.id.toLowerCase()}`,
+    o.concurrency,
+    workload.input,
+  );
   try {
     await child.deploy(workload.yaml);
     const target = {

@@ -97,7 +97,7 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
       workers.push(await startWorker(server.url, `bench-${i + 1}`, o.concurrency));
     await client.deploy(workload.yaml);
     const target = {
-      starter: serverStarter(client, `bench-${workload.id.toLowerCase()}`),
+      starter: serverStarter(client, `bench-${workload.id.toLowerCase()}`, workload.input),
       workload,
       sink: new TimingSink(workers),
       admin: o.admin,

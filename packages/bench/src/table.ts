@@ -145,7 +145,7 @@ function notes(t: TableInput): string[] {
     'Throughput, commits, WAL and CPU: every run started at once (burst), until the last run is seen completed in PostgreSQL.',
     `Latency: runs arriving at a steady rate (${Math.round(o.pacedShare * 100)}% of the burst rate); "fixed": arriving at ${o.rate} steps/s on any machine and version;`,
     `"few": only ${o.few} runs in flight; "burst": latency while all runs queue.`,
-    'reads/event: node instances the engine read per event decided; it stays flat as runs grow (W3: 102 tasks a run).',
+    'reads/event: node instances the engine read per event decided; it stays flat as runs grow (W3: 102 tasks a run; W4: 5,001).',
   ];
   const cpuOf = (c: CpuPerStep | undefined) =>
     c ? `${c.server.toFixed(2)}/${c.workers.toFixed(2)}/${c.postgres.toFixed(2)}` : '-';

@@ -1,6 +1,8 @@
+import type { Json } from '@weft/client';
+
 /** A benchmark workload: a definition and how many runs of it. */
 export interface Workload {
-  readonly id: 'W1' | 'W2' | 'W3';
+  readonly id: 'W1' | 'W2' | 'W3' | 'W4';
   readonly title: string;
   readonly runs: number;
   readonly yaml: string;
@@ -8,6 +10,16 @@ export interface Workload {
   readonly steps: number;
   /** Predecessors of each node, for step-to-step latency. */
   readonly predecessors: Readonly<Record<string, readonly string[]>>;
+  /** Each run's input (none by default). */
+  readonly input?: Json;
+  /** Runs of the warm-up, when a fifth of the runs (at least 20) would be too many. */
+  readonly warmRuns?: number;
+  /**
+   * A map whose items are the run's steps: item `i` (node `<node>[i]` in the timings) may start once
+   * `i - concurrency + 1` items have ended, so its predecessor is the `(i - concurrency + 1)`th item to end,
+   * whichever that was; the first `concurrency` items are first tasks.
+   */
+  readonly map?: { readonly node: string; readonly concurrency: number };
 }
 
 const task = (id: string) =>
@@ -73,5 +85,28 @@ export function w3(runs = 20, width = 100): Workload {
       ...branches.map((b) => `  - { from: ${b}, to: join }`),
     ].join('\n'),
     predecessors: { fan: [], ...Object.fromEntries(branches.map((b) => [b, ['fan']])), join: branches },
+  };
+}
+
+/** W4: a map over `items` items (no-op tasks), at most `concurrency` at once. */
+export function w4(runs = 10, items = 5000, concurrency = 500): Workload {
+  return {
+    id: 'W4',
+    title: `map over ${items} items, ${concurrency} at once`,
+    runs,
+    steps: items,
+    yaml: [
+      'name: bench-w4',
+      'nodes:',
+      `  - id: each`,
+      `    kind: map`,
+      `    items: input.items`,
+      `    concurrency: ${concurrency}`,
+      `    task: { task_type: bench.noop, input: { position: index }, retry: { max_attempts: 3, delay: 0s } }`,
+    ].join('\n'),
+    predecessors: {},
+    input: { items: Array.from({ length: items }, (_, i) => i) },
+    warmRuns: 2,
+    map: { node: 'each.task', concurrency },
   };
 }

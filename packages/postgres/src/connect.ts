@@ -9,6 +9,8 @@ export interface ConnectOptions {
   readonly applicationName?: string;
   /** Called with the text of every statement sent (for tests and diagnostics that count statements). */
   readonly onStatement?: (query: string) => void;
+  /** Called with every notice PostgreSQL sends (for tests that read what the server logs to the client). */
+  readonly onNotice?: (notice: { message?: string }) => void;
 }
 
 /**
@@ -25,7 +27,7 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
     ...(socketDir ? { host: socketDir } : {}),
     max: options.max ?? 10,
     prepare: true,
-    onnotice: () => {},
+    onnotice: options.onNotice ?? (() => {}),
     idle_timeout: 60,
     // Seconds before a closed connection is opened again, by failed attempts in a row (shared by the pool).
     // The driver's default grows to 20 s, so a server whose database came back kept failing for that long;

@@ -17,6 +17,7 @@ import type { LoadedTask, StateKey, StoreTx } from '../store/store.js';
 import { EngineStats } from '../support/stats.js';
 import { dedupe, group, inner, KnownRows, loadMailboxes } from './known-rows.js';
 import type { Pass } from './pass.js';
+import { withReadAhead } from './read-ahead.js';
 import { resolveEvent, resolveMailboxes, resolveRows } from './resolve-payloads.js';
 import { runView } from './run-view.js';
 
@@ -276,9 +277,10 @@ export class Evaluator {
       ...(complete ? { complete: true } : {}),
     };
     const actions: Action[] = [];
-    for (const received of events) {
+    for (const [i, received] of events.entries()) {
       const event = await resolveEvent(this.payloads, received);
-      const result = await this.decideEvent(tx, run, workflow, state, event, ids);
+      const ahead = events.length - i - 1;
+      const result = await this.decideEvent(tx, run, workflow, state, event, ids, ahead);
       actions.push(...result.actions);
       state = result.state;
     }
@@ -287,7 +289,8 @@ export class Evaluator {
 
   /**
    * Decides one event, loading what the decider asks for until it has decided: the node instances and
-   * signal mailboxes it names (row ids of instances read go into `ids`).
+   * signal mailboxes it names (row ids of instances read go into `ids`), and the next passes or items of
+   * those it names when `ahead` more events of the run follow (see withReadAhead).
    */
   private async decideEvent(
     tx: StoreTx,
@@ -296,6 +299,7 @@ export class Evaluator {
     from: DecisionState,
     event: RunEvent,
     ids: Map<string, string>,
+    ahead: number,
   ): Promise<{ actions: readonly Action[]; state: DecisionState }> {
     let state = from;
     for (let round = 0; ; round++) {
@@ -303,17 +307,19 @@ export class Evaluator {
       if (result.kind === 'decided') return { actions: result.actions, state: result.state };
       if (round >= MAX_LOAD_ROUNDS)
         throw new Error(`decision on run ${run.id} kept asking for more state (${event.kind})`);
-      this.stats.instancesRead += result.keys.length;
+      const read = withReadAhead(result.keys, state.tasks, ahead);
+      this.stats.instancesRead += read.keys.length;
       const [rows, boxes] = await Promise.all([
         tx
-          .loadTasks(result.keys.map((k) => ({ runId: run.id, ...k })))
+          .loadTasks(read.keys.map((k) => ({ runId: run.id, ...k })))
           .then((r) => resolveRows(this.payloads, r)),
         result.mailboxes
           ? loadMailboxes(tx, run.id, result.mailboxes).then((b) => resolveMailboxes(this.payloads, b))
           : null,
       ]);
       const merged = new Map(state.tasks);
-      for (const k of result.keys) merged.set(taskKey(k.nodeId, k.iteration), null);
+      // What was read and has no row is known absent (the run's lock keeps it so for this transaction).
+      for (const key of read.asked) merged.set(key, null);
       for (const row of rows) {
         const { id, runId: _r, ...s } = row;
         merged.set(taskKey(row.nodeId, row.iteration), s);

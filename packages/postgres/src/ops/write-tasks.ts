@@ -43,9 +43,12 @@ export async function insertTasks(sql: Db, rows: readonly NewTaskRow[]): Promise
              now() + r.delay_ms * interval '1 millisecond'
         FROM input r
       ON CONFLICT ON CONSTRAINT tasks_identity DO NOTHING
-      RETURNING id
+      RETURNING run_id, id
     ), absorbed AS (
-      SELECT i.run_id, i.id FROM input i WHERE NOT EXISTS (SELECT 1 FROM inserted n WHERE n.id = i.id)
+      -- A set difference, not an anti-join: with hash joins off, NOT EXISTS over the inserted rows is a nested
+      -- loop, rows x rows (a map's 5,000 items took 5.7 s to insert); EXCEPT ALL hashes or sorts both sides once
+      -- (test: "handles a number of rows per item that does not grow with the items (500 and 5,000)").
+      SELECT run_id, id FROM input EXCEPT ALL SELECT run_id, id FROM inserted
     ), requested AS (
       INSERT INTO weft.decide_queue AS d (run_id, reason, not_before)
       SELECT DISTINCT run_id, 'absorbed duplicate', now() FROM absorbed ORDER BY run_id
