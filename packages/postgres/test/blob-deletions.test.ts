@@ -1,0 +1,134 @@
+import type { Json } from '@weft/core';
+import { type BlobStore, FolderBlobStore } from '@weft/engine';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { blobKeyOf, largeValue, tempBlobStore } from './blob-test-kit.js';
+import { type Harness, harness } from './helpers.js';
+
+// Blobs of purged runs are deleted from the blob store by the blob deleter once no run references them
+// (invariant 30). The background loops are left idle (a long poll): each test runs the deleter's passes.
+
+const DONE = 'name: blob-done\nnodes:\n  - { id: a, kind: noop }\n';
+const OPEN = 'name: blob-open\nnodes:\n  - { id: a, task_type: blob.step }\n';
+
+/** A folder store whose deletes fail while `failing` is set. */
+class FlakyStore extends FolderBlobStore {
+  failing = false;
+  override async delete(key: string): Promise<void> {
+    if (this.failing) throw new Error('the blob store is unavailable');
+    return super.delete(key);
+  }
+}
+
+let h: Harness;
+let blobs: FlakyStore;
+let removeFolder: () => Promise<void>;
+const FUTURE = () => new Date(Date.now() + 3_600_000);
+
+beforeAll(async () => {
+  const temp = await tempBlobStore();
+  removeFolder = temp.remove;
+  blobs = new FlakyStore(temp.blobs.dir);
+  h = await harness(
+    { retentionPollMs: 3_600_000, payloadThresholdBytes: 1000, blobDeleteBackoffMs: 1 },
+    { blobs: blobs as BlobStore },
+  );
+  for (const yaml of [DONE, OPEN]) await h.engine.definitions.deploy('default', yaml);
+});
+afterAll(async () => {
+  await h?.close();
+  await removeFolder?.();
+});
+
+async function startDone(input: Json): Promise<string> {
+  const run = await h.engine.runs.start({ namespace: 'default', definition: 'blob-done', input });
+  expect((await h.engine.runs.get(run.id)).status).toBe('completed');
+  return run.id;
+}
+
+async function purgeDone(): Promise<void> {
+  await h.engine.retention.purge({ namespace: 'default', before: FUTURE(), definition: 'blob-done' });
+}
+
+async function listed(key: string): Promise<{ attempts: number; error: string | null } | undefined> {
+  const rows = await h.db.sql<{ attempts: number; error: string | null }[]>`
+    SELECT attempts, last_error AS error FROM weft.blob_deletions WHERE key = ${key}`;
+  return rows[0];
+}
+
+/** Passes until the list holds nothing due (a pass takes a batch). */
+async function drain(): Promise<void> {
+  for (let i = 0; i < 10; i++) {
+    const pass = await h.engine.blobDeleter.pass();
+    if (!pass || pass.deleted.length + pass.failed.length + pass.referenced === 0) return;
+  }
+}
+
+describe('the blob deleter', () => {
+  it("deletes a purged run's blob no other run references, and takes it off the list", async () => {
+    const input = largeValue('unique');
+    const key = blobKeyOf(input);
+    await startDone(input);
+    expect(await blobs.has(key)).toBe(true);
+    await purgeDone();
+    expect(await listed(key)).toBeDefined();
+    const deletedBefore = h.engine.context.stats.blobsDeleted;
+    await drain();
+    expect(await blobs.has(key)).toBe(false);
+    expect(await listed(key)).toBeUndefined();
+    expect(h.engine.context.stats.blobsDeleted).toBeGreaterThan(deletedBefore);
+    const refs = await h.db.sql`SELECT count(*)::int AS n FROM weft.blob_refs WHERE key = ${key}`;
+    expect(refs[0]!.n).toBe(0);
+  });
+
+  it('keeps a blob a kept run shares with a purged one, and takes it off the list', async () => {
+    const input = largeValue('shared');
+    const key = blobKeyOf(input);
+    await startDone(input);
+    const kept = await h.engine.runs.start({ namespace: 'default', definition: 'blob-open', input });
+    await purgeDone();
+    expect(await listed(key)).toBeDefined();
+    await drain();
+    expect(await blobs.has(key)).toBe(true);
+    expect(await listed(key)).toBeUndefined();
+    // Once the kept run is purged too, nothing references the blob: it goes.
+    await h.engine.runs.cancel(kept.id, 'test');
+    await h.engine.retention.purge({ namespace: 'default', before: FUTURE(), definition: 'blob-open' });
+    expect(await listed(key)).toBeDefined();
+    await drain();
+    expect(await blobs.has(key)).toBe(false);
+  });
+
+  it('leaves a blob listed, with its error, when the store fails, and deletes it on a later pass', async () => {
+    const input = largeValue('flaky');
+    const key = blobKeyOf(input);
+    await startDone(input);
+    await purgeDone();
+    const failuresBefore = h.engine.context.stats.blobDeleteFailures;
+    blobs.failing = true;
+    try {
+      const pass = await h.engine.blobDeleter.pass();
+      expect(pass?.failed.map((f) => f.key)).toContain(key);
+    } finally {
+      blobs.failing = false;
+    }
+    expect(await blobs.has(key)).toBe(true);
+    expect(await listed(key)).toEqual({ attempts: 1, error: 'the blob store is unavailable' });
+    expect(h.engine.context.stats.blobDeleteFailures).toBeGreaterThan(failuresBefore);
+    // The run's history event carrying its input is a blob of its own, failed alike.
+    expect((await h.engine.blobDeleter.backlog())?.failing).toBeGreaterThanOrEqual(1);
+    // The backoff (1 ms here) has passed by the next pass.
+    await drain();
+    expect(await blobs.has(key)).toBe(false);
+    expect(await listed(key)).toBeUndefined();
+  });
+
+  it('counts listed blobs in the workload the metrics read', async () => {
+    const input = largeValue('counted');
+    await startDone(input);
+    await purgeDone();
+    const snapshot = await h.store.workload();
+    expect(snapshot.blobDeletions?.listed).toBeGreaterThanOrEqual(1);
+    await drain();
+    expect((await h.store.workload()).blobDeletions?.listed).toBe(0);
+  });
+});
