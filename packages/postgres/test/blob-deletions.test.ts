@@ -1,14 +1,22 @@
 import type { Json } from '@weft/core';
 import { type BlobStore, FolderBlobStore } from '@weft/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blobKeyOf, largeValue, tempBlobStore } from './blob-test-kit.js';
-import { type Harness, harness } from './helpers.js';
+import { blobKeyOf, largeValue, tempBlobStore, unrecordedReferences } from './blob-test-kit.js';
+import { completed, eventually, type Harness, harness, lease } from './helpers.js';
 
 // Blobs of purged runs are deleted from the blob store by the blob deleter once no run references them
 // (invariant 30). The background loops are left idle (a long poll): each test runs the deleter's passes.
 
 const DONE = 'name: blob-done\nnodes:\n  - { id: a, kind: noop }\n';
 const OPEN = 'name: blob-open\nnodes:\n  - { id: a, task_type: blob.step }\n';
+const ASK = `
+name: blob-ask
+nodes:
+  - { id: ask, kind: human, title: Answer }
+  - { id: after, task_type: blob.after, input: { got: nodes.ask.output } }
+edges:
+  - { from: ask, to: after }
+`;
 
 /** A folder store whose deletes fail while `failing` is set. */
 class FlakyStore extends FolderBlobStore {
@@ -32,7 +40,7 @@ beforeAll(async () => {
     { retentionPollMs: 3_600_000, payloadThresholdBytes: 1000, blobDeleteBackoffMs: 1 },
     { blobs: blobs as BlobStore },
   );
-  for (const yaml of [DONE, OPEN]) await h.engine.definitions.deploy('default', yaml);
+  for (const yaml of [DONE, OPEN, ASK]) await h.engine.definitions.deploy('default', yaml);
 });
 afterAll(async () => {
   await h?.close();
@@ -130,5 +138,37 @@ describe('the blob deleter', () => {
     expect(snapshot.blobDeletions?.listed).toBeGreaterThanOrEqual(1);
     await drain();
     expect((await h.store.workload()).blobDeletions?.listed).toBe(0);
+  });
+
+  it("records the references of a person's answer, a worker's output and a fork, each under its run", async () => {
+    const run = await h.engine.runs.start({ namespace: 'default', definition: 'blob-ask', input: {} });
+    const [task] = await eventually(async () => {
+      const list = await h.engine.inbox.list({ namespace: 'default', runId: run.id, limit: 10 });
+      return list.length > 0 ? list : undefined;
+    });
+    await h.engine.inbox.claim('default', task!.taskId, 'ann');
+    await h.engine.inbox.complete('default', task!.taskId, 'ann', largeValue('answer'));
+    const [after] = await eventually(async () => {
+      const got = await lease(h.engine, ['blob.after'], 1);
+      return got.length ? got : undefined;
+    });
+    await h.engine.tasks.report({
+      namespace: 'default',
+      worker: 'w',
+      reports: [completed(after!, largeValue('output'))],
+    });
+    await eventually(async () =>
+      (await h.engine.runs.get(run.id)).status === 'completed' ? true : undefined,
+    );
+    const fork = await h.engine.forks.fork({ namespace: 'default', runId: run.id, upToNode: 'after' });
+    const keys = async (id: string) =>
+      (await h.db.sql<{ key: string }[]>`SELECT key FROM weft.blob_refs WHERE run_id = ${id}`).map(
+        (r) => r.key,
+      );
+    expect(await keys(run.id)).toEqual(
+      expect.arrayContaining([blobKeyOf(largeValue('answer')), blobKeyOf(largeValue('output'))]),
+    );
+    expect((await keys(fork.id)).length).toBeGreaterThan(0);
+    expect(await unrecordedReferences(h.db.sql)).toEqual([]);
   });
 });
