@@ -171,4 +171,16 @@ describe('the blob deleter', () => {
     expect((await keys(fork.id)).length).toBeGreaterThan(0);
     expect(await unrecordedReferences(h.db.sql)).toEqual([]);
   });
+
+  it('deletes a blob whose only reference row names a run that is gone, and the row with it', async () => {
+    const input = largeValue('orphan');
+    const key = blobKeyOf(input);
+    await startDone(input);
+    await purgeDone();
+    // As a report refused because its run's purge overtook it leaves behind.
+    await h.db.sql`INSERT INTO weft.blob_refs (run_id, key) VALUES (gen_random_uuid(), ${key})`;
+    await drain();
+    expect(await blobs.has(key)).toBe(false);
+    expect(await h.db.sql`SELECT 1 FROM weft.blob_refs WHERE key = ${key}`).toHaveLength(0);
+  });
 });

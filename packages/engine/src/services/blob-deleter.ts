@@ -2,6 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EngineContext } from '../context.js';
 import type { BlobDeletionOutcome, BlobDeletionPass } from '../store/blob-deletion-records.js';
 
+/** Deletions sent to the blob store at once. */
+const DELETE_CONCURRENCY = 8;
+
 /**
  * Deletes the blobs of purged runs from the blob store, a small batch per transaction, once no run
  * references them and no writer is referencing them (invariant 30). A blob the store fails to delete stays
@@ -61,21 +64,22 @@ export class BlobDeleter {
     const blobs = this.ctx.payloads.blobs;
     const deleted: string[] = [];
     const failed: { key: string; error: string }[] = [];
-    await Promise.all(
-      keys.map(async (key) => {
-        try {
-          await blobs.delete!(key);
-          deleted.push(key);
-        } catch (e) {
-          const error = e instanceof Error ? e.message : String(e);
-          failed.push({ key, error });
-          this.ctx.logger.warn(
-            { blob: key, blobs: blobs.name, error },
-            'deleting a blob of a purged run failed; it stays listed and is tried again after a backoff',
-          );
-        }
-      }),
-    );
+    const one = async (key: string) => {
+      try {
+        await blobs.delete!(key);
+        deleted.push(key);
+      } catch (e) {
+        const error = e instanceof Error ? e.message : String(e);
+        failed.push({ key, error });
+        this.ctx.logger.warn(
+          { blob: key, blobs: blobs.name, error },
+          'deleting a blob of a purged run failed; it stays listed and is tried again after a backoff',
+        );
+      }
+    };
+    // A few at a time: a remote store is not flooded, and the pass (holding its keys' locks) stays short.
+    for (let i = 0; i < keys.length; i += DELETE_CONCURRENCY)
+      await Promise.all(keys.slice(i, i + DELETE_CONCURRENCY).map(one));
     return { deleted, failed };
   }
 }

@@ -27,8 +27,11 @@ export async function takeListedBlobs(sql: Db, limit: number): Promise<ListedBlo
     SELECT k AS key FROM unnest(${due.map((d) => d.key)}::text[]) AS k
      WHERE pg_try_advisory_xact_lock(hashtextextended('weft.blob:' || k, 0))`.execute();
   if (locked.length === 0) return { garbage: [], referenced: [] };
+  // A reference row whose run is gone (recorded by a report its run's purge overtook) references nothing:
+  // a run and its reference rows commit together, so a row without its run cannot gain one.
   const rows = await sql<{ key: string; referenced: boolean }[]>`
-    SELECT k AS key, EXISTS (SELECT 1 FROM weft.blob_refs r WHERE r.key = k) AS referenced
+    SELECT k AS key, EXISTS (SELECT 1 FROM weft.blob_refs r JOIN weft.runs x ON x.id = r.run_id
+                              WHERE r.key = k) AS referenced
       FROM unnest(${locked.map((l) => l.key)}::text[]) AS k`.execute();
   return {
     garbage: rows.filter((r) => !r.referenced).map((r) => r.key),
@@ -37,7 +40,8 @@ export async function takeListedBlobs(sql: Db, limit: number): Promise<ListedBlo
 }
 
 /**
- * Settles what a deletion pass did, in its transaction: deleted and referenced blobs leave the list; a blob
+ * Settles what a deletion pass did, in its transaction: deleted and referenced blobs leave the list, and so
+ * do the reference rows of runs that are gone, left on a deleted blob; a blob
  * the store failed to delete stays listed with its error and tries again after a backoff that doubles with
  * each failure (from `baseMs`, at most `maxMs`).
  */
@@ -52,6 +56,10 @@ export async function settleListedBlobs(
     gone.length > 0
       ? sql`DELETE FROM weft.blob_deletions WHERE key = ANY(${gone}::text[])`.execute()
       : Promise.resolve();
+  const orphans =
+    outcome.deleted.length > 0
+      ? sql`DELETE FROM weft.blob_refs WHERE key = ANY(${outcome.deleted}::text[])`.execute()
+      : Promise.resolve();
   const failing =
     outcome.failed.length > 0
       ? sql`
@@ -64,7 +72,7 @@ export async function settleListedBlobs(
            AS f(key, error)
      WHERE d.key = f.key`.execute()
       : Promise.resolve();
-  await Promise.all([removing, failing]);
+  await Promise.all([removing, orphans, failing]);
 }
 
 /** How many blobs are listed for deletion, and how many of those have failed at least once. */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { BlobDeletionOutcome } from '@weft/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { referenceBlobs } from '../../src/ops/blob-refs.js';
@@ -99,7 +98,9 @@ describe('blobs of purged runs and the runs that reference them again', () => {
 
   it('a writer holding the lock keeps the deleter off the blob, and its reference keeps it once committed', async () => {
     const key = await listedBlobOf(largeValue('held'));
-    const runId = randomUUID();
+    // A run that will hold a reference to the blob (a signal carrying the same value, say).
+    const runId = (await h.engine.runs.start({ namespace: 'default', definition: 'race-open', input: {} }))
+      .id;
     let release!: () => void;
     const released = new Promise<void>((r) => {
       release = r;
