@@ -20,10 +20,10 @@ export class PgBlobDeletions implements BlobDeletionStore {
     backoff: { readonly baseMs: number; readonly maxMs: number },
   ): Promise<BlobDeletionPass> {
     return this.sql.begin(async (tx) => {
-      const { garbage, referenced } = await takeListedBlobs(tx, limit);
-      const outcome = garbage.length > 0 ? await remove(garbage) : { deleted: [], failed: [] };
-      await settleListedBlobs(tx, outcome, referenced, backoff);
-      return { ...outcome, referenced: referenced.length };
+      const listed = await takeListedBlobs(tx, limit);
+      const outcome = listed.garbage.length > 0 ? await remove(listed.garbage) : { deleted: [], failed: [] };
+      await settleListedBlobs(tx, outcome, listed, backoff);
+      return { ...outcome, referenced: listed.referenced.length, busy: listed.busy.length };
     });
   }
 }

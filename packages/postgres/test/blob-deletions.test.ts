@@ -63,11 +63,12 @@ async function listed(key: string): Promise<{ attempts: number; error: string | 
   return rows[0];
 }
 
-/** Passes until the list holds nothing due (a pass takes a batch). */
+/** Passes until the list holds nothing due (a pass takes a batch), once any backoff has run out. */
 async function drain(): Promise<void> {
+  await h.db.sql`UPDATE weft.blob_deletions SET not_before = now()`;
   for (let i = 0; i < 10; i++) {
     const pass = await h.engine.blobDeleter.pass();
-    if (!pass || pass.deleted.length + pass.failed.length + pass.referenced === 0) return;
+    if (!pass || pass.deleted.length + pass.failed.length + pass.referenced + pass.busy === 0) return;
   }
 }
 
@@ -182,5 +183,39 @@ describe('the blob deleter', () => {
     await drain();
     expect(await blobs.has(key)).toBe(false);
     expect(await h.db.sql`SELECT 1 FROM weft.blob_refs WHERE key = ${key}`).toHaveLength(0);
+  });
+
+  it('leaves a blob listed while the runs referencing it are locked (a purge may be deleting them)', async () => {
+    const input = largeValue('locked');
+    const key = blobKeyOf(input);
+    await startDone(input);
+    const kept = await h.engine.runs.start({ namespace: 'default', definition: 'blob-open', input });
+    await purgeDone();
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked!: () => void;
+    const lockHeld = new Promise<void>((r) => {
+      locked = r;
+    });
+    // Another transaction holds the referencing run's row, as a purge deleting it does.
+    const holder = h.db.sql.begin(async (tx) => {
+      await tx`SELECT 1 FROM weft.runs WHERE id = ${kept.id} FOR UPDATE`;
+      locked();
+      await released;
+    });
+    await lockHeld;
+    try {
+      await h.engine.blobDeleter.pass();
+      expect(await listed(key)).toBeDefined();
+      expect(await blobs.has(key)).toBe(true);
+    } finally {
+      release();
+      await holder;
+    }
+    await drain();
+    expect(await listed(key)).toBeUndefined();
+    expect(await blobs.has(key)).toBe(true);
   });
 });

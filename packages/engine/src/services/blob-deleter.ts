@@ -25,8 +25,8 @@ export class BlobDeleter {
   async round(): Promise<boolean> {
     const pass = await this.pass();
     if (pass === null) return false;
-    const more =
-      pass.deleted.length + pass.failed.length + pass.referenced >= this.ctx.config.blobDeleteBatch;
+    const taken = pass.deleted.length + pass.failed.length + pass.referenced + pass.busy;
+    const more = taken >= this.ctx.config.blobDeleteBatch;
     if (more) await sleep(this.ctx.config.purgePauseMs);
     return more;
   }

@@ -22,6 +22,8 @@ export interface BlobDeletionBacklog {
 export interface BlobDeletionPass extends BlobDeletionOutcome {
   /** Listed blobs found referenced by a run again, taken off the list without being deleted. */
   readonly referenced: number;
+  /** Listed blobs left for a later pass: a writer held them, or only locked runs referenced them. */
+  readonly busy: number;
 }
 
 /**

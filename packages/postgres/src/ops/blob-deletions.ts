@@ -7,6 +7,11 @@ export interface ListedBlobs {
   readonly garbage: string[];
   /** Listed but referenced by a run again: no longer garbage, taken off the list. */
   readonly referenced: string[];
+  /**
+   * Held by a writer, or referenced only by runs another transaction holds: left listed, and put back behind
+   * the others so that a few busy blobs cannot fill every pass.
+   */
+  readonly busy: string[];
 }
 
 /**
@@ -22,35 +27,47 @@ export async function takeListedBlobs(sql: Db, limit: number): Promise<ListedBlo
     SELECT key FROM weft.blob_deletions WHERE not_before <= now()
      ORDER BY not_before, key LIMIT ${limit}::int
        FOR UPDATE SKIP LOCKED`.execute();
-  if (due.length === 0) return { garbage: [], referenced: [] };
+  if (due.length === 0) return { garbage: [], referenced: [], busy: [] };
   const locked = await sql<{ key: string }[]>`
     SELECT k AS key FROM unnest(${due.map((d) => d.key)}::text[]) AS k
      WHERE pg_try_advisory_xact_lock(hashtextextended('weft.blob:' || k, 0))`.execute();
-  if (locked.length === 0) return { garbage: [], referenced: [] };
+  const all = due.map((d) => d.key);
+  if (locked.length === 0) return { garbage: [], referenced: [], busy: all };
   // A reference row whose run is gone (recorded by a report its run's purge overtook) references nothing:
-  // a run and its reference rows commit together, so a row without its run cannot gain one.
-  const rows = await sql<{ key: string; referenced: boolean }[]>`
-    SELECT k AS key, EXISTS (SELECT 1 FROM weft.blob_refs r JOIN weft.runs x ON x.id = r.run_id
-                              WHERE r.key = k) AS referenced
+  // a run and its reference rows commit together, so a row without its run cannot gain one. A blob referenced
+  // only by runs another transaction has locked (a purge deleting them, whose listing of this blob found it
+  // already listed) is left listed for a later pass: taking it off the list now could forget it for good.
+  const rows = await sql<{ key: string; live: boolean; free: boolean }[]>`
+    SELECT k AS key,
+           EXISTS (SELECT 1 FROM weft.blob_refs r JOIN weft.runs x ON x.id = r.run_id WHERE r.key = k) AS live,
+           EXISTS (SELECT 1 FROM weft.blob_refs r
+                    WHERE r.key = k
+                      AND EXISTS (SELECT 1 FROM weft.runs x WHERE x.id = r.run_id FOR KEY SHARE SKIP LOCKED)) AS free
       FROM unnest(${locked.map((l) => l.key)}::text[]) AS k`.execute();
-  return {
-    garbage: rows.filter((r) => !r.referenced).map((r) => r.key),
-    referenced: rows.filter((r) => r.referenced).map((r) => r.key),
-  };
+  const garbage = rows.filter((r) => !r.live).map((r) => r.key);
+  const referenced = rows.filter((r) => r.live && r.free).map((r) => r.key);
+  const settled = new Set([...garbage, ...referenced]);
+  return { garbage, referenced, busy: all.filter((k) => !settled.has(k)) };
 }
 
 /**
  * Settles what a deletion pass did, in its transaction: deleted and referenced blobs leave the list, and so
- * do the reference rows of runs that are gone, left on a deleted blob; a blob
+ * do the reference rows of runs that are gone, left on a deleted blob; busy ones wait one backoff step; a blob
  * the store failed to delete stays listed with its error and tries again after a backoff that doubles with
  * each failure (from `baseMs`, at most `maxMs`).
  */
 export async function settleListedBlobs(
   sql: Db,
   outcome: BlobDeletionOutcome,
-  referenced: readonly string[],
+  listed: ListedBlobs,
   backoff: { readonly baseMs: number; readonly maxMs: number },
 ): Promise<void> {
+  const referenced = listed.referenced;
+  const later =
+    listed.busy.length > 0
+      ? sql`UPDATE weft.blob_deletions SET not_before = now() + ${backoff.baseMs}::float8 * interval '1 millisecond'
+             WHERE key = ANY(${listed.busy}::text[])`.execute()
+      : Promise.resolve();
   const gone = [...outcome.deleted, ...referenced];
   const removing =
     gone.length > 0
@@ -72,7 +89,7 @@ export async function settleListedBlobs(
            AS f(key, error)
      WHERE d.key = f.key`.execute()
       : Promise.resolve();
-  await Promise.all([removing, orphans, failing]);
+  await Promise.all([removing, orphans, failing, later]);
 }
 
 /** How many blobs are listed for deletion, and how many of those have failed at least once. */

@@ -18,7 +18,11 @@ let temp: Awaited<ReturnType<typeof tempBlobStore>>;
 
 beforeAll(async () => {
   temp = await tempBlobStore();
-  h = await harness({ retentionPollMs: 3_600_000, payloadThresholdBytes: 1000 }, { blobs: temp.blobs });
+  // A busy blob waits one backoff step (1 ms here) before a later pass takes it again.
+  h = await harness(
+    { retentionPollMs: 3_600_000, payloadThresholdBytes: 1000, blobDeleteBackoffMs: 1 },
+    { blobs: temp.blobs },
+  );
   for (const yaml of [DONE, OPEN]) await h.engine.definitions.deploy('default', yaml);
 });
 afterAll(async () => {
@@ -123,6 +127,8 @@ describe('blobs of purged runs and the runs that reference them again', () => {
     expect((await h.db.sql`SELECT 1 FROM weft.blob_deletions WHERE key = ${key}`).length).toBe(1);
     release();
     await writer;
+    // Once the busy blob's wait has run out.
+    await h.db.sql`UPDATE weft.blob_deletions SET not_before = now() WHERE key = ${key}`;
     const after = await h.engine.blobDeleter.pass();
     expect(after?.referenced).toBeGreaterThanOrEqual(1);
     expect(await temp.blobs.has(key)).toBe(true);
