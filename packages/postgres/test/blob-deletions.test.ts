@@ -185,37 +185,42 @@ describe('the blob deleter', () => {
     expect(await h.db.sql`SELECT 1 FROM weft.blob_refs WHERE key = ${key}`).toHaveLength(0);
   });
 
-  it('leaves a blob listed while the runs referencing it are locked (a purge may be deleting them)', async () => {
-    const input = largeValue('locked');
-    const key = blobKeyOf(input);
-    await startDone(input);
-    const kept = await h.engine.runs.start({ namespace: 'default', definition: 'blob-open', input });
+  it('a purge racing the deleter lists the blob again, so the last reference going never strands it', async () => {
+    const shared = largeValue('relisted');
+    const key = blobKeyOf(shared);
+    const other = largeValue('other');
+    await startDone(shared);
+    await startDone(other);
+    const kept = await h.engine.runs.start({ namespace: 'default', definition: 'blob-open', input: shared });
     await purgeDone();
-    let release!: () => void;
-    const released = new Promise<void>((r) => {
-      release = r;
-    });
-    let locked!: () => void;
-    const lockHeld = new Promise<void>((r) => {
-      locked = r;
-    });
-    // Another transaction holds the referencing run's row, as a purge deleting it does.
-    const holder = h.db.sql.begin(async (tx) => {
-      await tx`SELECT 1 FROM weft.runs WHERE id = ${kept.id} FOR UPDATE`;
-      locked();
-      await released;
-    });
-    await lockHeld;
-    try {
-      await h.engine.blobDeleter.pass();
-      expect(await listed(key)).toBeDefined();
-      expect(await blobs.has(key)).toBe(true);
-    } finally {
-      release();
-      await holder;
-    }
+    await h.engine.runs.cancel(kept.id, 'test');
+    let purge: Promise<unknown> | null = null;
+    let purged = false;
+    const pass = await h.store.blobDeletions.deleteListed(
+      100,
+      async (keys) => {
+        // The pass has found `key` referenced by the kept run and holds its list row. Now that run's purge
+        // deletes its last reference, on another connection, and lists the blob.
+        purge = h.engine.retention
+          .purge({ namespace: 'default', before: FUTURE(), definition: 'blob-open' })
+          .then(() => {
+            purged = true;
+          });
+        await eventually(async () => {
+          const [row] = await h.db.sql<{ n: number }[]>`
+            SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted`;
+          return row!.n > 0 || purged ? true : undefined;
+        });
+        for (const k of keys) await blobs.delete(k);
+        return { deleted: keys, failed: [] };
+      },
+      { baseMs: 1, maxMs: 1 },
+    );
+    expect(pass.referenced).toBeGreaterThanOrEqual(1);
+    await purge;
+    // Nothing references the blob now, and it is listed: a later pass deletes it.
+    expect(await listed(key)).toBeDefined();
     await drain();
-    expect(await listed(key)).toBeUndefined();
-    expect(await blobs.has(key)).toBe(true);
+    expect(await blobs.has(key)).toBe(false);
   });
 });

@@ -22,7 +22,7 @@ export interface BlobDeletionBacklog {
 export interface BlobDeletionPass extends BlobDeletionOutcome {
   /** Listed blobs found referenced by a run again, taken off the list without being deleted. */
   readonly referenced: number;
-  /** Listed blobs left for a later pass: a writer held them, or only locked runs referenced them. */
+  /** Listed blobs left for a later pass: a writer held them. */
   readonly busy: number;
 }
 

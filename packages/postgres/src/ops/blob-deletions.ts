@@ -7,10 +7,7 @@ export interface ListedBlobs {
   readonly garbage: string[];
   /** Listed but referenced by a run again: no longer garbage, taken off the list. */
   readonly referenced: string[];
-  /**
-   * Held by a writer, or referenced only by runs another transaction holds: left listed, and put back behind
-   * the others so that a few busy blobs cannot fill every pass.
-   */
+  /** Held by a writer: left listed, and put back behind the others so that busy blobs cannot fill a pass. */
   readonly busy: string[];
 }
 
@@ -34,18 +31,16 @@ export async function takeListedBlobs(sql: Db, limit: number): Promise<ListedBlo
   const all = due.map((d) => d.key);
   if (locked.length === 0) return { garbage: [], referenced: [], busy: all };
   // A reference row whose run is gone (recorded by a report its run's purge overtook) references nothing:
-  // a run and its reference rows commit together, so a row without its run cannot gain one. A blob referenced
-  // only by runs another transaction has locked (a purge deleting them, whose listing of this blob found it
-  // already listed) is left listed for a later pass: taking it off the list now could forget it for good.
-  const rows = await sql<{ key: string; live: boolean; free: boolean }[]>`
+  // a run and its reference rows commit together, so a row without its run cannot gain one. A purge deleting
+  // the last referencing run meanwhile lists the blob again once this pass commits: its upsert waits for the
+  // list row this pass holds (test "a purge racing the deleter lists the blob again, so the last reference
+  // going never strands it").
+  const rows = await sql<{ key: string; live: boolean }[]>`
     SELECT k AS key,
-           EXISTS (SELECT 1 FROM weft.blob_refs r JOIN weft.runs x ON x.id = r.run_id WHERE r.key = k) AS live,
-           EXISTS (SELECT 1 FROM weft.blob_refs r
-                    WHERE r.key = k
-                      AND EXISTS (SELECT 1 FROM weft.runs x WHERE x.id = r.run_id FOR KEY SHARE SKIP LOCKED)) AS free
+           EXISTS (SELECT 1 FROM weft.blob_refs r JOIN weft.runs x ON x.id = r.run_id WHERE r.key = k) AS live
       FROM unnest(${locked.map((l) => l.key)}::text[]) AS k`.execute();
   const garbage = rows.filter((r) => !r.live).map((r) => r.key);
-  const referenced = rows.filter((r) => r.live && r.free).map((r) => r.key);
+  const referenced = rows.filter((r) => r.live).map((r) => r.key);
   const settled = new Set([...garbage, ...referenced]);
   return { garbage, referenced, busy: all.filter((k) => !settled.has(k)) };
 }

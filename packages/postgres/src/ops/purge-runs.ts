@@ -93,7 +93,9 @@ export async function deleteRuns(sql: Db, ids: readonly string[]): Promise<numbe
           SELECT k.key #>> '{}' FROM v, jsonb_path_query(v.v, ${BLOB_PATH}::jsonpath) AS k(key)
            WHERE v.v IS NOT NULL AND jsonb_typeof(k.key) = 'string'
           UNION SELECT key FROM br
-          ON CONFLICT (key) DO NOTHING)
+          -- An update, not DO NOTHING: a listed row a blob deleter holds is waited for, and listed again if
+          -- that deleter took it off the list (it saw these runs' references before this commits; invariant 30).
+          ON CONFLICT (key) DO UPDATE SET listed_at = weft.blob_deletions.listed_at)
     SELECT count(*)::int AS n FROM r`.execute();
   return row?.n ?? 0;
 }
