@@ -93,6 +93,8 @@ export async function deleteRuns(sql: Db, ids: readonly string[]): Promise<numbe
           SELECT k.key #>> '{}' FROM v, jsonb_path_query(v.v, ${BLOB_PATH}::jsonpath) AS k(key)
            WHERE v.v IS NOT NULL AND jsonb_typeof(k.key) = 'string'
           UNION SELECT key FROM br
+          -- In key order: two purges listing the same blobs lock their rows in one order.
+          ORDER BY 1
           -- An update, not DO NOTHING: a listed row a blob deleter holds is waited for, and listed again if
           -- that deleter took it off the list (it saw these runs' references before this commits; invariant 30).
           ON CONFLICT (key) DO UPDATE SET listed_at = weft.blob_deletions.listed_at)
