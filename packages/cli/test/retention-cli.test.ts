@@ -64,6 +64,7 @@ describe('weft retention, runs purge and --attr', { timeout: 240_000 }, () => {
     const before = new Date(Date.now() + 3_600_000).toISOString();
     const dry = await weft('runs', 'purge', '--before', before, '--definition', 'cli-kept', '--dry-run');
     expect(dry.out).toContain('1 finished runs would be purged');
+    expect(dry.out).toContain('0 blobs of purged runs wait to be deleted from the blob store');
     expect((await weft('runs', 'purge', '--before', before, '--definition', 'cli-kept')).out).toContain(
       'purged 1',
     );

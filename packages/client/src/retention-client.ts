@@ -18,6 +18,13 @@ export interface PurgeOutcome {
   readonly matched: number;
   readonly purged: number;
   readonly capped: boolean;
+  /**
+   * Blobs of purged runs (of every namespace) listed for deletion from the blob store and not deleted yet,
+   * and of those, how many the blob store failed to delete (tried again after a backoff). Absent when the
+   * server's store deletes no blobs.
+   */
+  readonly blobs_waiting?: number;
+  readonly blobs_failing?: number;
 }
 
 /** Retention of a namespace, over the HTTP API: policies, and purges of finished runs by hand. */

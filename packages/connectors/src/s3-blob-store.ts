@@ -43,8 +43,23 @@ export class S3BlobStore implements BlobStore {
     return Buffer.from(await response.arrayBuffer());
   }
 
+  /** Whether the bucket has the blob (a HEAD request). */
+  async has(key: string): Promise<boolean> {
+    const response = await this.send('HEAD', key);
+    if (response.status === 404) return false;
+    if (!response.ok) throw new Error(`S3 HEAD of blob ${key} failed: HTTP ${response.status}`);
+    return true;
+  }
+
+  /** Deletes the blob; S3 answers 204 whether or not it was there. */
+  async delete(key: string): Promise<void> {
+    const response = await this.send('DELETE', key);
+    if (!response.ok && response.status !== 404)
+      throw new Error(`S3 DELETE of blob ${key} failed: HTTP ${response.status} ${await response.text()}`);
+  }
+
   /** Signs and sends one request. */
-  private send(method: 'GET' | 'PUT', key: string, body?: Buffer): Promise<Response> {
+  private send(method: 'GET' | 'PUT' | 'HEAD' | 'DELETE', key: string, body?: Buffer): Promise<Response> {
     const path = `${this.base.pathname.replace(/\/$/, '')}/${encodeURIComponent(this.options.bucket)}/${(this.options.prefix ?? '') + key}`;
     const headers = signS3Request(
       {

@@ -34,6 +34,16 @@ beforeAll(async () => {
       if (req.method === 'PUT') {
         objects.set(req.url!, body);
         res.writeHead(200).end();
+      } else if (req.method === 'DELETE') {
+        // S3 answers 204 whether or not the key was there; a key under `denied/` is refused, as without the
+        // s3:DeleteObject permission.
+        if (req.url!.includes('/denied/')) res.writeHead(403).end('<Error><Code>AccessDenied</Code></Error>');
+        else {
+          objects.delete(req.url!);
+          res.writeHead(204).end();
+        }
+      } else if (req.method === 'HEAD') {
+        res.writeHead(objects.has(req.url!) ? 200 : 404).end();
       } else {
         const found = objects.get(req.url!);
         if (found) res.writeHead(200).end(found);
@@ -124,6 +134,22 @@ describe('S3 blob store', () => {
 
   it('says there is no blob on 404', async () => {
     expect(await store().get('missing')).toBeNull();
+  });
+
+  it('tells whether it has a blob (HEAD) and deletes one (DELETE), signed; a refused delete throws', async () => {
+    const s3 = store();
+    await s3.put('gone-soon', Buffer.from('{"a":1}'));
+    expect(await s3.has('gone-soon')).toBe(true);
+    expect(seen.at(-1)!.method).toBe('HEAD');
+    await s3.delete('gone-soon');
+    const del = seen.at(-1)!;
+    expect(del.method).toBe('DELETE');
+    expect(del.url).toBe('/weft-test/blobs/gone-soon');
+    expect(del.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 /);
+    expect(await s3.has('gone-soon')).toBe(false);
+    // Deleting what is not there succeeds, as S3 does.
+    await s3.delete('gone-soon');
+    await expect(s3.delete('denied/x')).rejects.toThrow(/S3 DELETE of blob denied\/x failed: HTTP 403/);
   });
 
   it('serves as the payload store', async () => {

@@ -13,6 +13,7 @@ import { checkSecretsNamed, secretsNamedBy } from './secrets/placeholders.js';
 import { SecretBox } from './secrets/secret-box.js';
 import { SecretService } from './secrets/secret-service.js';
 import { MemorySecretStore } from './secrets/secret-store.js';
+import { BlobDeleter } from './services/blob-deleter.js';
 import type { DefinitionService } from './services/definitions.js';
 import { EventService } from './services/events.js';
 import { ForkService } from './services/forks.js';
@@ -59,6 +60,8 @@ export class Engine {
   readonly sweeper: Sweeper;
   /** Retention: policies, purges of finished runs, and archived runs. */
   readonly retention: RetentionService;
+  /** Deletes blobs of purged runs that no run references any more (invariant 30). */
+  readonly blobDeleter: BlobDeleter;
   /** Sends queued tasks left without a message again (write-then-enqueue dispatchers only). */
   readonly redispatcher: Redispatcher;
   /** The engine's parts, for Weft's own packages (the server, the embedded engine). */
@@ -102,6 +105,7 @@ export class Engine {
     this.schedules = new ScheduleService(ctx, this.runs);
     this.sweeper = new Sweeper(ctx);
     this.retention = new RetentionService(ctx);
+    this.blobDeleter = new BlobDeleter(ctx);
     ctx.definitions.onLimitsChanged = (namespace) => this.limits.changed(namespace);
     ctx.wakeups.on('limits', () => {
       ctx.limits.refresh().catch((e) => ctx.logger.warn({ error: String(e) }, 'could not reload limits'));

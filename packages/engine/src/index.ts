@@ -44,6 +44,7 @@ export {
   type SecretStore,
   type StoredSecret,
 } from './secrets/secret-store.js';
+export type { BlobDeleter } from './services/blob-deleter.js';
 export {
   type BulkFilter,
   type BulkProgress,
@@ -91,6 +92,7 @@ export {
 export type { StartOutcome } from './services/starts.js';
 export type { LeaseTerms, PollRequest, ReportRequest } from './services/tasks/task-requests.js';
 export type { TaskService } from './services/tasks/tasks.js';
+export * from './store/blob-deletion-records.js';
 export * from './store/capabilities.js';
 export * from './store/fork-records.js';
 export * from './store/human-records.js';

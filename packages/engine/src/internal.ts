@@ -22,6 +22,7 @@ export * from './extensions/gate-slots.js';
 export * from './outbox/destination.js';
 export * from './outbox/relay.js';
 export * from './outbox/run-effects.js';
+export * from './payloads/blob-uses.js';
 export * from './payloads/offload-writes.js';
 export * from './payloads/payload-store.js';
 export * from './services/bulk-actions.js';

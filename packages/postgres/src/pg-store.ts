@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Definition, Json, RunEvent } from '@weft/core';
 import {
+  type BlobUse,
   type DeadLetterFilter,
   type IdempotentRun,
   type LeaseOutcome,
@@ -30,6 +31,7 @@ import {
 } from '@weft/engine';
 import type { Sql } from 'postgres';
 import type { Db } from './db.js';
+import { referenceBlobs } from './ops/blob-refs.js';
 import { existingRuns, insertChildRuns, lockParentTasks } from './ops/child-runs.js';
 import * as decideQueue from './ops/decide-queue.js';
 import * as definitions from './ops/definitions.js';
@@ -65,6 +67,7 @@ import * as workers from './ops/workers.js';
 import { workload } from './ops/workload.js';
 import { applyWriteSet } from './ops/write-set.js';
 import { listTasks } from './ops/write-tasks.js';
+import { PgBlobDeletions } from './pg-blob-deletions.js';
 import { PgRetention } from './pg-retention.js';
 
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -79,9 +82,11 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
 
   /** Retention: policies, and purges of finished runs. */
   readonly retention: PgRetention;
+  readonly blobDeletions: PgBlobDeletions;
 
   constructor(readonly sql: Sql) {
     this.retention = new PgRetention(sql);
+    this.blobDeletions = new PgBlobDeletions(sql);
   }
 
   /**
@@ -219,6 +224,9 @@ class PgStoreTx implements StoreTx {
 
   constructor(private readonly tx: Db) {}
 
+  referenceBlobs(uses: readonly BlobUse[]) {
+    return referenceBlobs(this.tx, uses);
+  }
   deployDefinition(namespace: string, name: string, hash: string, source: string, definition: Definition) {
     return definitions.deployDefinition(this.tx, namespace, name, hash, source, definition);
   }

@@ -1,6 +1,7 @@
 import { type Destination, type OutboxRow, sinkDestination } from '@weft/engine';
 import { BLOB_REF } from '@weft/engine/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unrecordedReferences } from './blob-test-kit.js';
 import { tempBlobs } from './fleet.js';
 import { completed, eventually, type Harness, harness, lease } from './helpers.js';
 
@@ -117,5 +118,11 @@ describe('large payloads through the outbox', () => {
     // Nothing left in the outbox refers to the blob store.
     const rows = await h.db.sql<{ payload: unknown }[]>`SELECT payload FROM weft.outbox`;
     expect(rows.filter((r) => hasRef(r.payload))).toEqual([]);
+  });
+});
+
+describe('references for the blob deleter', () => {
+  it('records every blob reference the parent and child runs hold, each under its own run (invariant 30)', async () => {
+    expect(await unrecordedReferences(h.db.sql)).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import { Engine, type FolderBlobStore } from '@weft/engine';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unrecordedReferences } from './blob-test-kit.js';
 import { tempBlobs } from './fleet.js';
 import { completed, eventually, lease } from './helpers.js';
 
@@ -152,5 +153,12 @@ edges:
         by: 't',
       }),
     ).rejects.toMatchObject({ code: 'payload_too_large' });
+  });
+});
+
+describe('references for the blob deleter', () => {
+  it('records every blob reference the runs above hold, by run (invariant 30)', async () => {
+    expect(Number((await db.sql`SELECT count(*) AS n FROM weft.blob_refs`)[0]!.n)).toBeGreaterThan(0);
+    expect(await unrecordedReferences(db.sql)).toEqual([]);
   });
 });

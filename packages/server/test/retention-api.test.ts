@@ -57,7 +57,15 @@ describe('retention over HTTP', () => {
     const before = new Date(Date.now() + 3_600_000).toISOString();
 
     const dry = await t.call('POST', '/v1/runs/purge', { before, definition: 'archived', dry_run: true });
-    expect(dry.body).toEqual({ dry_run: true, matched: 1, purged: 0, capped: false });
+    // Its values are small: no blob of it waits for the blob deleter.
+    expect(dry.body).toEqual({
+      dry_run: true,
+      matched: 1,
+      purged: 0,
+      capped: false,
+      blobs_waiting: 0,
+      blobs_failing: 0,
+    });
     expect((await t.call('GET', `/v1/runs/${run.body.id}`)).body.archived).toBeUndefined();
 
     const real = await t.call('POST', '/v1/runs/purge', { before, definition: 'archived' });
@@ -86,6 +94,8 @@ describe('retention over HTTP', () => {
     const text = await metrics.text();
     expect(text).toMatch(/^weft_runs_purged_total 1$/m);
     expect(text).toMatch(/^weft_runs_archived_total 1$/m);
+    expect(text).toMatch(/^weft_blobs_deleted_total 0$/m);
+    expect(text).toMatch(/^weft_blobs_awaiting_deletion 0$/m);
   });
 
   it('refuses a purge without a time it can read', async () => {

@@ -78,6 +78,11 @@ export async function purgeRunsCommand(
       ? `${out.matched}${out.capped ? ' or more' : ''} finished runs would be purged (nothing deleted: dry run)`
       : `purged ${out.purged} finished runs`,
   );
+  if (out.blobs_waiting !== undefined)
+    console.log(
+      `${out.blobs_waiting} blobs of purged runs wait to be deleted from the blob store` +
+        (out.blobs_failing ? ` (${out.blobs_failing} failed and will be tried again)` : ''),
+    );
 }
 
 /** `weft retention show|set|clear` and `weft runs purge`. */

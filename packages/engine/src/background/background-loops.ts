@@ -1,4 +1,5 @@
 import { Relay, type RelayDeps } from '../outbox/relay.js';
+import type { BlobDeleter } from '../services/blob-deleter.js';
 import type { RetentionService } from '../services/retention.js';
 import type { ScheduleService } from '../services/schedules.js';
 import type { Clock } from '../support/clock.js';
@@ -21,12 +22,13 @@ export interface BackgroundLoopServices {
   readonly sweeper: Pick<Sweeper, 'round'>;
   readonly redispatcher: Pick<Redispatcher, 'round'>;
   readonly retention: Pick<RetentionService, 'round'>;
+  readonly blobDeleter: Pick<BlobDeleter, 'round'>;
 }
 
 /**
  * An engine's background loops, each on its own poll interval: the decider, the timer loop, the lease
- * reaper, the schedule loop, the stuck-run sweeper, the repair of dispatch, retention and the outbox relay. The
- * decider, the timer loop and the relay also run when a wake-up of their kind arrives.
+ * reaper, the schedule loop, the stuck-run sweeper, the repair of dispatch, retention, the blob deleter and
+ * the outbox relay. The decider, the timer loop and the relay also run when a wake-up of their kind arrives.
  */
 export class BackgroundLoops {
   private readonly loops: BackgroundLoop[];
@@ -59,6 +61,8 @@ export class BackgroundLoops {
       ),
       loop('redispatch', () => services.redispatcher.round(), config.redispatchPollMs),
       loop('retention', () => services.retention.round(), config.retentionPollMs),
+      // With retention's pacing: the blobs its purges listed.
+      loop('blobs', () => services.blobDeleter.round(), config.retentionPollMs),
       relayLoop,
     ];
     this.relay = new Relay(ctx, () => relayLoop.wake());

@@ -1,6 +1,7 @@
 import type { DispatchMode } from '../dispatch/dispatch-mode.js';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
 import type { Extensions } from '../extensions/extensions.js';
+import type { BlobUses } from '../payloads/blob-uses.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { Store, StoreTx } from '../store/store.js';
 import type { Logger } from '../support/logger.js';
@@ -44,12 +45,14 @@ export class PassRunner {
    * Runs `fn` in a store transaction with a pass of its own. A transaction may be retried (deadlock,
    * serialisation failure) and each attempt gets a fresh pass; the poll slots reserved by attempts that did
    * not commit are given back. The caller calls `committed` with the returned pass. The transaction's span
-   * (`weft.decide <source>`) is recorded once it is over (see recordDecision).
+   * (`weft.decide <source>`) is recorded once it is over (see recordDecision). `blobs`, the large payloads
+   * offloaded before the transaction for the rows it writes, are guarded first thing in it (invariant 30).
    */
   async run<T>(
     eager: EagerSlot | null,
     fn: (tx: StoreTx, pass: Pass) => Promise<T>,
     decision: DecisionTrace = { source: 'unknown' },
+    blobs?: BlobUses,
   ): Promise<{ result: T; pass: Pass }> {
     const ctx = this.setup;
     const created: Pass[] = [];
@@ -74,6 +77,7 @@ export class PassRunner {
         );
         pass.handle = handle;
         created.push(pass);
+        if (blobs) await blobs.guard(tx, ctx.payloads);
         return { result: await fn(tx, pass), pass };
       };
       const mode = ctx.dispatchMode;

@@ -1,5 +1,6 @@
 import { type Action, isTerminalRun, taskKey, type Workflow } from '@weft/core';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
+import { BlobUses } from '../payloads/blob-uses.js';
 import { offloadWrites } from '../payloads/offload-writes.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import {
@@ -31,6 +32,8 @@ export type { EagerSlot, Gating } from './hand-over.js';
  */
 export class Pass {
   readonly writes: WriteSet = emptyWriteSet();
+  /** Blob references the pass's rows will hold, guarded before the write commits (invariant 30). */
+  readonly blobUses = new BlobUses();
   private readonly runUpdates = new Map<string, RunUpdateRow>();
   private readonly requested = new Set<string>();
   private readonly seqs = new Map<string, number>();
@@ -158,7 +161,11 @@ export class Pass {
     if (this.writes.cancelOpenWork.length > 0)
       await this.cascader.stop(tx, this.writes, this.writes.cancelOpenWork);
     // Large values go to the blob store before the write; outbox rows keep theirs (see offloadWrites).
-    if (this.services) await offloadWrites(this.services.payloads, this.writes);
+    if (this.services) {
+      await offloadWrites(this.services.payloads, this.writes, this.blobUses);
+      // Large payloads only: recorded and checked under their keys' locks before the commit (invariant 30).
+      await this.blobUses.guard(tx, this.services.payloads);
+    }
     // Without `commit` (the relay marks its rows after this) or with the test fault point armed, the writes
     // are sent and the transaction is left open; the caller's transaction commits it. A dispatcher that joins
     // the transaction enqueues after the write and before the commit, so the tasks and their messages commit

@@ -133,6 +133,9 @@ async function startRuns(
         }
         continue;
       }
+      const input = await ctx.payloads.offload(p.input, 'a child run input', { enforceMax: false });
+      // Guarded by the pass before it writes (invariant 30).
+      pass.blobUses.note(p.runId, input, p.input);
       toInsert.push({
         id: p.runId,
         namespace: p.namespace,
@@ -141,7 +144,7 @@ async function startRuns(
         definitionVersion: record.version,
         // The row carries the value (the outbox is read outside the engine too); the child's run row
         // keeps a large one in the blob store like any run input, and its decisions fetch it back.
-        input: await ctx.payloads.offload(p.input, 'a child run input', { enforceMax: false }),
+        input,
         parent: { ...p.parent, detached: p.detached },
         startKey: childStartKey(p.parent),
       });

@@ -15,4 +15,14 @@ export interface BlobStore {
   replace?(key: string, data: Buffer): Promise<void>;
   /** The blob, or null when there is none with this key. */
   get(key: string): Promise<Buffer | null>;
+  /**
+   * Whether a blob has the key, without reading it. Checked after a transaction that references a large
+   * payload holds its key's lock (invariant 30); a store without it has the blob put again instead.
+   */
+  has?(key: string): Promise<boolean>;
+  /**
+   * Deletes a blob; deleting one that is not there succeeds. Used only for blobs of purged runs that no run
+   * references (invariant 30); a store without it keeps every blob.
+   */
+  delete?(key: string): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BlobStore } from './blob-store.js';
 
@@ -36,6 +36,18 @@ export class FolderBlobStore implements BlobStore {
     } catch (e) {
       if ((e as { code?: string }).code === 'ENOENT') return null;
       throw e;
+    }
+  }
+
+  has(key: string): Promise<boolean> {
+    return exists(this.path(key));
+  }
+
+  async delete(key: string): Promise<void> {
+    try {
+      await unlink(this.path(key));
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'ENOENT') throw e;
     }
   }
 

@@ -1,5 +1,6 @@
 import type { Json } from '@weft/core';
 import type { WriteSet } from '../store/records.js';
+import type { BlobUses } from './blob-uses.js';
 import type { PayloadStore } from './payload-store.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -13,34 +14,39 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * output) goes to a receiver that cannot read the blob store, so it is the value itself (test: "reach
  * sinks and child runs as values, and come back from the child as a value"). A child's output on its way
  * to its parent's inbox is offloaded like a signal's data; the parent's decision fetches it back.
+ *
+ * Each reference a row will hold, offloaded now or carried whole from another row (a signal's data delivered
+ * as an output), is noted in `uses` under the row's run (invariant 30). A reference nested inside a value is
+ * one its run already holds (a history event carrying the output of one of the run's own attempts).
  */
-export async function offloadWrites(payloads: PayloadStore, w: WriteSet): Promise<void> {
+export async function offloadWrites(payloads: PayloadStore, w: WriteSet, uses: BlobUses): Promise<void> {
   const jobs: Promise<void>[] = [];
-  const put = <T extends object, K extends keyof T>(row: T, key: K, what: string) => {
+  const put = <T extends object, K extends keyof T>(runId: string, row: T, key: K, what: string) => {
     const value = row[key] as unknown as Json | undefined;
     if (value === undefined || value === null || typeof value !== 'object') {
       if (typeof value !== 'string' || value.length * 3 < payloads.config.thresholdBytes) return;
     }
     jobs.push(
       payloads.offload(value, what, { enforceMax: false }).then((stored) => {
+        uses.note(runId, stored, value);
         if (stored !== value) (row as Mutable<T>)[key] = stored as unknown as T[K];
       }),
     );
   };
   for (const row of w.newTasks) {
-    put(row, 'input', 'a task input');
-    put(row, 'output', 'a task output');
+    put(row.runId, row, 'input', 'a task input');
+    put(row.runId, row, 'output', 'a task output');
   }
   for (const row of w.taskUpdates) {
-    put(row, 'input', 'a task input');
-    put(row, 'output', 'a task output');
+    put(row.runId, row, 'input', 'a task input');
+    put(row.runId, row, 'output', 'a task output');
   }
-  for (const row of w.runUpdates) put(row, 'output', 'a run output');
-  for (const row of w.history) put(row, 'data', 'a history event');
+  for (const row of w.runUpdates) put(row.runId, row, 'output', 'a run output');
+  for (const row of w.history) put(row.runId, row, 'data', 'a history event');
   for (const [i, row] of w.inboxAppend.entries()) {
     if (row.event.kind !== 'child_finished') continue;
     const event = { ...row.event };
-    put(event, 'output', 'a child run output');
+    put(row.runId, event, 'output', 'a child run output');
     jobs.push(
       Promise.resolve().then(() => {
         w.inboxAppend[i] = { ...row, event };
@@ -50,7 +56,7 @@ export async function offloadWrites(payloads: PayloadStore, w: WriteSet): Promis
   // Signals kept until a node waits for them.
   for (const row of w.mailboxes) {
     const buffered = row.mailbox.buffered.map((b) => ({ ...b }));
-    for (const b of buffered) put(b, 'data', 'a signal');
+    for (const b of buffered) put(row.runId, b, 'data', 'a signal');
     jobs.push(
       Promise.resolve().then(() => {
         (row as Mutable<typeof row>).mailbox = { ...row.mailbox, buffered };

@@ -76,6 +76,15 @@ export class PayloadStore {
     return { [BLOB_REF]: key, bytes };
   }
 
+  /**
+   * Makes sure the blob `key` (the offloaded `value`) is in the blob store, putting it back when a deleter
+   * removed it (invariant 30): with the store's `has`, only when missing; without, by putting it again.
+   */
+  async ensureStored(key: string, value: Json): Promise<void> {
+    if (this.blobs.has && (await this.blobs.has(key))) return;
+    await this.blobs.put(key, Buffer.from(JSON.stringify(value)));
+  }
+
   /** Throws `payload_too_large` when `bytes` is over the hard limit. */
   checkSize(bytes: number, what: string): void {
     if (bytes <= this.config.maxBytes) return;

@@ -1,4 +1,5 @@
 import { type Json, type ReusedNode, WeftError, type Workflow } from '@weft/core';
+import { BlobUses } from '../payloads/blob-uses.js';
 import type { RunRecord } from '../store/records.js';
 import type { LoadedTask } from '../store/store.js';
 import { uuidv7 } from '../support/ids.js';
@@ -60,32 +61,37 @@ export class ForkService {
     }
     const id = uuidv7();
     const stored = await payloads.offload(input, 'the run input');
-    const { pass } = await this.ctx.passes.run(null, async (tx, pass) => {
-      const locking = tx.lockQuotas([request.namespace]);
-      const inserting = tx.insertRuns([
-        {
-          id,
-          namespace: request.namespace,
-          definitionId: record.id,
-          definitionName: record.name,
-          definitionVersion: record.version,
-          input: stored,
-        },
-      ]);
-      const [, [run]] = await Promise.all([locking, inserting]);
-      if (!run) throw quotaFull(request.namespace);
-      await tx.recordFork({ runId: id, forkedFrom: source.id, upToNode: request.upToNode ?? null });
-      this.ctx.runs.remember(id, record.id);
-      const event = {
-        kind: 'run_forked' as const,
-        fromRunId: source.id,
-        upToNode: request.upToNode ?? null,
-        reused,
-        ...(request.by ? { by: request.by } : {}),
-      };
-      await this.ctx.evaluator.decideRuns(tx, [{ run, claimed: false, fresh: true, own: [event] }], pass);
-      await pass.finish(tx);
-    });
+    const { pass } = await this.ctx.passes.run(
+      null,
+      async (tx, pass) => {
+        const locking = tx.lockQuotas([request.namespace]);
+        const inserting = tx.insertRuns([
+          {
+            id,
+            namespace: request.namespace,
+            definitionId: record.id,
+            definitionName: record.name,
+            definitionVersion: record.version,
+            input: stored,
+          },
+        ]);
+        const [, [run]] = await Promise.all([locking, inserting]);
+        if (!run) throw quotaFull(request.namespace);
+        await tx.recordFork({ runId: id, forkedFrom: source.id, upToNode: request.upToNode ?? null });
+        this.ctx.runs.remember(id, record.id);
+        const event = {
+          kind: 'run_forked' as const,
+          fromRunId: source.id,
+          upToNode: request.upToNode ?? null,
+          reused,
+          ...(request.by ? { by: request.by } : {}),
+        };
+        await this.ctx.evaluator.decideRuns(tx, [{ run, claimed: false, fresh: true, own: [event] }], pass);
+        await pass.finish(tx);
+      },
+      undefined,
+      BlobUses.of(id, stored, input),
+    );
     await this.ctx.passes.committed(pass);
     this.ctx.stats.runsStarted += 1;
     const run = await store.getRun(id);

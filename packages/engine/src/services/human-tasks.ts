@@ -7,6 +7,7 @@ import {
 } from '../decisions/human-task-events.js';
 import type { Pass } from '../decisions/pass.js';
 import type { PassRunner } from '../decisions/pass-runner.js';
+import { BlobUses } from '../payloads/blob-uses.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { HumanTaskRecord, InboxFilter } from '../store/human-records.js';
 import type { Store, StoreTx } from '../store/store.js';
@@ -133,6 +134,7 @@ export class HumanTaskService {
         return answered;
       },
       { source: 'human_task' },
+      BlobUses.of(task.runId, stored, data),
     );
     if (!done) throw await this.whyNot(namespace, taskId, user, 'complete');
     await this.ctx.passes.committed(pass);

@@ -1,6 +1,7 @@
 import { isTerminalRun, type Json, type RunEvent, SIGNAL_NAME_PATTERN, WeftError } from '@weft/core';
 import type { Evaluator } from '../decisions/evaluator.js';
 import type { PassRunner } from '../decisions/pass-runner.js';
+import { BlobUses } from '../payloads/blob-uses.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { uuidv7 } from '../support/ids.js';
 import type { DefinitionService } from './definitions.js';
@@ -116,6 +117,7 @@ export class SignalService {
         return outcome;
       },
       { source: 'signal' },
+      BlobUses.of(request.runId, data, request.data ?? null),
     );
     await this.ctx.passes.committed(pass);
     return result;

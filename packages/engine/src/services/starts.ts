@@ -1,8 +1,16 @@
 import type { Span } from '@opentelemetry/api';
-import { checkAttributes, checkSchema, type RunAttributes, WeftError, type Workflow } from '@weft/core';
+import {
+  checkAttributes,
+  checkSchema,
+  type Json,
+  type RunAttributes,
+  WeftError,
+  type Workflow,
+} from '@weft/core';
 import type { Evaluator } from '../decisions/evaluator.js';
 import type { PassRunner } from '../decisions/pass-runner.js';
 import type { Extensions } from '../extensions/extensions.js';
+import { BlobUses } from '../payloads/blob-uses.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { DefinitionRecord, LockedRun, RunRecord, StartRequest } from '../store/records.js';
 import type { IdempotentRun, NewRun, Store } from '../store/store.js';
@@ -66,6 +74,8 @@ interface AcceptedStart {
   readonly by?: string;
   /** The caller's `traceparent`. */
   readonly traceContext?: string;
+  /** The input as given, when `run.input` is a reference to it in the blob store. */
+  readonly offloaded?: Json;
 }
 
 /** A start answered by the run another start with the same key made. */
@@ -120,6 +130,7 @@ async function checkStarts(
       const input = await ctx.payloads.offload(request.input, 'the run input');
       accepted.push({
         index,
+        ...(input !== request.input ? { offloaded: request.input } : {}),
         ...(request.by ? { by: request.by } : {}),
         ...(request.traceContext ? { traceContext: request.traceContext } : {}),
         run: {
@@ -192,6 +203,8 @@ async function insertStarts(ctx: StartDeps, accepted: readonly AcceptedStart[]):
   );
   const namespaces = [...new Set(accepted.map((a) => a.run.namespace))];
   const { span, runs } = traceStarts(accepted);
+  const blobs = new BlobUses();
+  for (const a of accepted) blobs.note(a.run.id, a.run.input, a.offloaded);
   const { result, pass } = await ctx.passes.run(
     null,
     async (tx, pass) => {
@@ -234,6 +247,7 @@ async function insertStarts(ctx: StartDeps, accepted: readonly AcceptedStart[]):
       return { locked, wonKeys, usage };
     },
     { source: 'start', span },
+    blobs,
   );
   await ctx.passes.committed(pass);
   ctx.stats.runsStarted += result.locked.length;

@@ -1,4 +1,5 @@
 import type { Definition, Json, Mailbox, RunAttributes, RunEvent, RunStatus, TaskState } from '@weft/core';
+import type { BlobDeletionStore, BlobUse } from './blob-deletion-records.js';
 import type { ForkLinks, RunFork } from './fork-records.js';
 import type { HumanTaskRecord, InboxFilter } from './human-records.js';
 import type { LimitRecord, LimitUsage } from './limit-records.js';
@@ -132,6 +133,11 @@ export interface Store {
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** Optional capability: deleting finished runs (retention). A store without it keeps runs forever. */
   readonly retention?: RetentionStore;
+  /**
+   * Optional capability: deleting the blobs of purged runs no run references any more (invariant 30). A store
+   * with it also implements `StoreTx.referenceBlobs`.
+   */
+  readonly blobDeletions?: BlobDeletionStore;
 
   // Definitions (immutable once stored).
   getDefinitionById(id: string): Promise<DefinitionRecord | null>;
@@ -224,6 +230,12 @@ export interface Store {
  * rows, then task rows, then timers. Code that cannot wait for a run lock takes it with `skip`.
  */
 export interface StoreTx {
+  /**
+   * Optional, with `Store.blobDeletions`: records that runs reference blobs, in this transaction, holding off
+   * any deleter of those blobs until it commits. Called only for large payloads; the caller checks each blob
+   * is still in the blob store once this returns (invariant 30).
+   */
+  referenceBlobs?(uses: readonly BlobUse[]): Promise<void>;
   /** Inserts a definition version unless one with the same hash exists; serialised per name. */
   deployDefinition(
     namespace: string,

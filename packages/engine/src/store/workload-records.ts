@@ -26,4 +26,6 @@ export interface WorkloadSnapshot {
   readonly humanTasksOpen: readonly { readonly namespace: string; readonly count: number }[];
   /** Timers whose time has come and that have not fired yet. */
   readonly timersDue: number;
+  /** Blobs of purged runs waiting to be deleted, and those whose deletion has failed (stores that delete). */
+  readonly blobDeletions?: { readonly listed: number; readonly failing: number };
 }

@@ -63,6 +63,11 @@ export interface EngineConfig {
    * pace that leaves the database to the runs (see the benchmark's purge phase), not as fast as it can.
    */
   readonly purgePauseMs: number;
+  /** Listed blobs of purged runs the blob deleter takes per transaction (it runs as often as retention). */
+  readonly blobDeleteBatch: number;
+  /** Backoff after the blob store fails to delete a blob: doubles with each failure, up to the maximum. */
+  readonly blobDeleteBackoffMs: number;
+  readonly blobDeleteMaxBackoffMs: number;
 }
 
 /** Defaults: 90 s leases renewed every 30 s. */
@@ -96,4 +101,7 @@ export const DEFAULT_CONFIG: EngineConfig = {
   purgeBatch: 500,
   limitKeys: 1000,
   purgePauseMs: 250,
+  blobDeleteBatch: 100,
+  blobDeleteBackoffMs: 10_000,
+  blobDeleteMaxBackoffMs: 3_600_000,
 };

@@ -33,4 +33,7 @@ export class EngineStats {
   /** Finished runs deleted by retention (the loop or a purge by hand), and of those, archived first. */
   runsPurged = 0;
   runsArchived = 0;
+  /** Blobs of purged runs deleted from the blob store, and deletions the blob store failed. */
+  blobsDeleted = 0;
+  blobDeleteFailures = 0;
 }

@@ -58,8 +58,9 @@ export async function lockPurgeable(sql: Db, s: PurgeSelection, limit: number): 
  * Deletes runs the caller has locked with everything that belongs to them, in one statement: attempts,
  * history, inbox, queue rows, decision requests, timers, mailboxes, outbox rows (dead letters too), human
  * tasks, search attributes, the sweeper's audit of them, fork links, the runs' idempotency keys and the start
- * keys of the children they started (task logs go by the foreign key's cascade). Every blob the rows
- * referenced is listed in `blob_deletions` by the same statement, so the list commits with the deletion.
+ * keys of the children they started (task logs go by the foreign key's cascade), and their blob references.
+ * Every blob the rows referenced is listed in `blob_deletions` by the same statement, so the list commits
+ * with the deletion.
  */
 export async function deleteRuns(sql: Db, ids: readonly string[]): Promise<number> {
   if (ids.length === 0) return 0;
@@ -82,13 +83,21 @@ export async function deleteRuns(sql: Db, ids: readonly string[]): Promise<numbe
     sk AS (DELETE FROM weft.start_keys x USING ids
             WHERE x.key >= ids.id::text || '/' AND x.key < ids.id::text || '0'),
     r AS (DELETE FROM weft.runs x USING ids WHERE x.id = ids.id RETURNING x.input, x.output),
+    -- The runs' references go with them; the blobs they named are listed, and the deleter deletes those no
+    -- other run references (invariant 30).
+    br AS (DELETE FROM weft.blob_refs x USING ids WHERE x.run_id = ids.id RETURNING x.key),
     v AS (SELECT input AS v FROM t UNION ALL SELECT output FROM t UNION ALL SELECT data FROM h
           UNION ALL SELECT event FROM i UNION ALL SELECT buffered FROM m UNION ALL SELECT data FROM ht
           UNION ALL SELECT input FROM r UNION ALL SELECT output FROM r),
     b AS (INSERT INTO weft.blob_deletions (key)
-          SELECT DISTINCT k.key #>> '{}' FROM v, jsonb_path_query(v.v, ${BLOB_PATH}::jsonpath) AS k(key)
+          SELECT k.key #>> '{}' FROM v, jsonb_path_query(v.v, ${BLOB_PATH}::jsonpath) AS k(key)
            WHERE v.v IS NOT NULL AND jsonb_typeof(k.key) = 'string'
-          ON CONFLICT (key) DO NOTHING)
+          UNION SELECT key FROM br
+          -- In key order: two purges listing the same blobs lock their rows in one order.
+          ORDER BY 1
+          -- An update, not DO NOTHING: a listed row a blob deleter holds is waited for, and listed again if
+          -- that deleter took it off the list (it saw these runs' references before this commits; invariant 30).
+          ON CONFLICT (key) DO UPDATE SET listed_at = weft.blob_deletions.listed_at)
     SELECT count(*)::int AS n FROM r`.execute();
   return row?.n ?? 0;
 }

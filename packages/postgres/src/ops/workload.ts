@@ -6,7 +6,7 @@ import type { Db } from '../db.js';
  * caches it for a few seconds, so a storm of scrapes costs one read). Each part reads only rows that are
  * waiting or running, through the index that holds them: the queue (every row of it is waiting), running
  * attempts (`tasks_running_by_expiry`), outbox rows (pending and dead: delivered rows are deleted), open
- * human tasks (`human_tasks_open`) and due timers (`timers_due`). None of it reads finished work, so its
+ * human tasks (`human_tasks_open`), due timers (`timers_due`) and blobs listed for deletion. None of it reads finished work, so its
  * cost follows the backlog, not the history.
  */
 export async function workload(sql: Db): Promise<WorkloadSnapshot> {
@@ -28,7 +28,11 @@ export async function workload(sql: Db): Promise<WorkloadSnapshot> {
       'humanTasksOpen', (SELECT coalesce(json_agg(h), '[]') FROM (
                            SELECT namespace, count(*)::int AS count
                              FROM weft.human_tasks WHERE state = 'open' GROUP BY namespace) h),
-      'timersDue', (SELECT count(*)::int FROM weft.timers WHERE due_at <= now())
+      'timersDue', (SELECT count(*)::int FROM weft.timers WHERE due_at <= now()),
+      -- Drained by the blob deleter: its size is the backlog.
+      'blobDeletions', (SELECT json_build_object('listed', count(*)::int,
+                                                 'failing', count(*) FILTER (WHERE attempts > 0)::int)
+                          FROM weft.blob_deletions)
     ) AS snapshot`.execute();
   return row!.snapshot;
 }

@@ -73,6 +73,16 @@ export function engineCounters(registry: Registry, engine: Engine): void {
     () => stats.runsPurged,
   );
   counter(
+    'weft_blobs_deleted_total',
+    'Blobs of purged runs deleted from the blob store once no run referenced them.',
+    () => stats.blobsDeleted,
+  );
+  counter(
+    'weft_blob_delete_failures_total',
+    'Deletions from the blob store that failed; the blob stays listed and is tried again after a backoff.',
+    () => stats.blobDeleteFailures,
+  );
+  counter(
     'weft_runs_archived_total',
     'Runs archived to the blob store before retention deleted them.',
     () => stats.runsArchived,

@@ -133,6 +133,18 @@ const GAUGES: readonly GaugeSpec[] = [
     labels: [],
     series: (s) => new Map([[key(), s.timersDue]]),
   },
+  {
+    name: 'weft_blobs_awaiting_deletion',
+    help: 'Blobs of purged runs listed for deletion from the blob store (read from the database, cached 5 s).',
+    labels: [],
+    series: (s) => new Map(s.blobDeletions ? [[key(), s.blobDeletions.listed]] : []),
+  },
+  {
+    name: 'weft_blobs_deletion_failing',
+    help: 'Listed blobs whose deletion from the blob store has failed and is retried with a backoff (cached 5 s).',
+    labels: [],
+    series: (s) => new Map(s.blobDeletions ? [[key(), s.blobDeletions.failing]] : []),
+  },
 ];
 
 /** Registers the gauges read from the store's workload at scrape time. */

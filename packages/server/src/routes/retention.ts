@@ -113,7 +113,13 @@ export function retentionRoutes(app: FastifyInstance, engine: Engine): void {
         ...(request.body.definition !== undefined ? { definition: request.body.definition } : {}),
       });
       if (!dryRun) await audit(request, 'runs.purge', request.body.definition ?? '*', request.body);
-      return { dry_run: dryRun, ...outcome };
+      // The blobs purged runs referenced, waiting for the blob deleter (every namespace's: blobs are shared).
+      const blobs = await engine.blobDeleter.backlog();
+      return {
+        dry_run: dryRun,
+        ...outcome,
+        ...(blobs ? { blobs_waiting: blobs.listed, blobs_failing: blobs.failing } : {}),
+      };
     },
   );
 }

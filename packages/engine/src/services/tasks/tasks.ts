@@ -2,6 +2,7 @@ import { WeftError } from '@weft/core';
 import type { EagerSlot } from '../../decisions/hand-over.js';
 import type { Pass } from '../../decisions/pass.js';
 import type { NamedTask } from '../../dispatch/dispatcher.js';
+import type { BlobUses } from '../../payloads/blob-uses.js';
 import { ANY_NAMESPACE, namespaceScope } from '../../store/namespaces.js';
 import type { LeasedTask, ReportVerdict, TaskReport } from '../../store/records.js';
 import type { StoreTx } from '../../store/store.js';
@@ -14,7 +15,7 @@ import { leaseQueuedForReport } from './report-lease.js';
 import type { FinishedTaskRedrive, TaskDeps } from './task-deps.js';
 import { measureLeases, measureReports } from './task-measures.js';
 import type { LeaseTerms, PollRequest, ReportRequest } from './task-requests.js';
-import { isValueRefusal, notStorableReport, storableOutputs } from './unstorable-outputs.js';
+import { isValueRefusal, notStorableReport, reportBlobUses, storableOutputs } from './unstorable-outputs.js';
 
 /**
  * The one place workers deal with: leasing, heartbeats and reports (invariant 13: the queue and the task can
@@ -116,6 +117,7 @@ export class TaskService {
     // A report sent twice in one request is applied once; both copies get its verdict.
     const { reports, indexOf } = distinctReports(request.reports);
     const offloaded = { ...request, reports: await storableOutputs(this.ctx.payloads, reports) };
+    const blobs = reportBlobUses(reports, offloaded.reports);
     const eager: EagerSlot | null =
       request.next && request.next.max > 0
         ? {
@@ -128,14 +130,14 @@ export class TaskService {
         : null;
     let out: { verdicts: ReportVerdict[]; leased: LeasedTask[] };
     try {
-      out = await this.applyReports(offloaded, eager, true);
+      out = await this.applyReports(offloaded, eager, true, blobs);
     } catch (e) {
       if (isValueRefusal(e) && offloaded.reports.some((r) => r.outcome.kind === 'completed'))
-        out = await this.applyEachReport(offloaded);
+        out = await this.applyEachReport(offloaded, blobs);
       else if (e instanceof WeftError || isDatabaseError(e)) throw e;
       // A decision failed (an engine bug, not the worker's fault). Keep the report: record it and leave
       // the decision to the background decider, which backs off and shows the error.
-      else out = await this.applyReports(offloaded, null, false);
+      else out = await this.applyReports(offloaded, null, false, blobs);
     }
     // A finished task may have freed room under a limit that tasks of other types wait for. The server's
     // own runner reports tasks of any namespace: it wakes the polls of every namespace with limits.
@@ -163,18 +165,19 @@ export class TaskService {
    */
   private async applyEachReport(
     request: ReportRequest,
+    blobs: BlobUses,
   ): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
     const verdicts: ReportVerdict[] = [];
     const leased: LeasedTask[] = [];
     for (const report of request.reports) {
       let out: { verdicts: ReportVerdict[]; leased: LeasedTask[] };
       try {
-        out = await this.applyReports({ ...request, reports: [report] }, null, true);
+        out = await this.applyReports({ ...request, reports: [report] }, null, true, blobs);
       } catch (e) {
         if (!isValueRefusal(e) || report.outcome.kind !== 'completed') throw e;
         const why = `was refused by PostgreSQL: ${(e as Error).message}`;
         const failed = notStorableReport(report, { path: 'output', message: why });
-        out = await this.applyReports({ ...request, reports: [failed] }, null, true);
+        out = await this.applyReports({ ...request, reports: [failed] }, null, true, blobs);
       }
       verdicts.push(...out.verdicts);
       leased.push(...out.leased);
@@ -190,12 +193,14 @@ export class TaskService {
    *
    * With `inline` false (after a decision failed with an engine error), nothing is decided here: the
    * reports are applied, and their events go to the runs' inboxes with a decide-queue request, for the
-   * background decider, which backs off and shows the error.
+   * background decider, which backs off and shows the error. `blobs`, the large outputs offloaded for the
+   * reports, are guarded first in the transaction (invariant 30).
    */
   private async applyReports(
     request: ReportRequest,
     eager: EagerSlot | null,
     inline: boolean,
+    blobs: BlobUses,
   ): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
     const runIds = [...new Set(request.reports.map((r) => r.runId))];
     const { result, pass } = await this.ctx.passes.run(
@@ -205,6 +210,7 @@ export class TaskService {
           ? this.decideReports(tx, pass, request, runIds, eager)
           : this.queueReports(tx, pass, request, runIds),
       { source: 'report' },
+      blobs,
     );
     const { verdicts, queued } = result;
     await fault('report.after-commit');

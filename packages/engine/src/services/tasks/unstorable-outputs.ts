@@ -1,4 +1,5 @@
 import { type StorageProblem, storageProblem, type TaskError, WeftError } from '@weft/core';
+import { BlobUses } from '../../payloads/blob-uses.js';
 import type { TaskReport } from '../../store/records.js';
 import type { TaskDeps } from './task-deps.js';
 
@@ -35,6 +36,21 @@ export function storableOutputs(
       }
     }),
   );
+}
+
+/**
+ * The outputs `storableOutputs` offloaded, by run, with the values they stand for: guarded in the reports'
+ * transaction (invariant 30). A report refused later keeps its run's use recorded, which only keeps a blob
+ * until that run is purged.
+ */
+export function reportBlobUses(reports: readonly TaskReport[], offloaded: readonly TaskReport[]): BlobUses {
+  const uses = new BlobUses();
+  for (const [i, r] of offloaded.entries()) {
+    const before = reports[i]?.outcome;
+    if (r.outcome.kind === 'completed' && before?.kind === 'completed')
+      uses.note(r.runId, r.outcome.output, before.output);
+  }
+  return uses;
 }
 
 /** True for PostgreSQL's refusal of a value: class 22 (data exception) or 54 (program limit exceeded). */
