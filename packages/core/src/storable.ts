@@ -24,37 +24,64 @@ export function textProblem(text: string): string | null {
   return null;
 }
 
+/** A place in the walk: its value and how it was reached, so that its path is built only if it is reported. */
+interface Place {
+  readonly value: unknown;
+  readonly parent: Place | null;
+  /** The key (object) or index (array) under the parent; unused at the root. */
+  readonly step: string | number;
+  readonly depth: number;
+}
+
 /**
  * The first part of `value` (a parsed JSON value) that PostgreSQL cannot store, or null when all of it can.
  * `root` names the value in the path (`body.input`). The walk keeps its own stack: a value nested deeper
- * than the JavaScript call stack allows is reported, not a crash.
+ * than the JavaScript call stack allows is reported, not a crash. Every request body passes here, so paths
+ * are built only for the part reported, not for each value walked.
  */
 export function storageProblem(value: unknown, root: string): StorageProblem | null {
-  const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: root, depth: 0 }];
+  const stack: Place[] = [{ value, parent: null, step: 0, depth: 0 }];
   while (stack.length > 0) {
     const at = stack.pop()!;
-    if (typeof at.value === 'string') {
-      const why = textProblem(at.value);
-      if (why) return { path: at.path, message: why };
+    const v = at.value;
+    if (typeof v === 'string') {
+      const why = textProblem(v);
+      if (why) return { path: pathOf(at, root), message: why };
       continue;
     }
-    if (at.value === null || typeof at.value !== 'object') continue;
+    if (v === null || typeof v !== 'object') continue;
     if (at.depth >= MAX_JSON_DEPTH)
-      return { path: at.path, message: `is nested deeper than ${MAX_JSON_DEPTH} levels: flatten it` };
-    if (Array.isArray(at.value)) {
-      for (let i = at.value.length - 1; i >= 0; i--)
-        stack.push({ value: at.value[i], path: `${at.path}[${i}]`, depth: at.depth + 1 });
+      return {
+        path: pathOf(at, root),
+        message: `is nested deeper than ${MAX_JSON_DEPTH} levels: flatten it`,
+      };
+    const depth = at.depth + 1;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], parent: at, step: i, depth });
       continue;
     }
-    const entries = Object.entries(at.value as Record<string, unknown>);
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const [key, inner] = entries[i]!;
+    const keys = Object.keys(v);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i]!;
       const why = textProblem(key);
-      if (why) return { path: at.path, message: `has a key that ${why}` };
-      stack.push({ value: inner, path: at.path + keySegment(key), depth: at.depth + 1 });
+      if (why) return { path: pathOf(at, root), message: `has a key that ${why}` };
+      // A JSON key "__proto__" is an own property, which indexing would not reach.
+      const inner =
+        key === '__proto__'
+          ? Object.getOwnPropertyDescriptor(v, key)?.value
+          : (v as Record<string, unknown>)[key];
+      stack.push({ value: inner, parent: at, step: key, depth });
     }
   }
   return null;
+}
+
+/** The path of a place: `root`, then `.key` or `[index]` for each step down to it. */
+function pathOf(place: Place, root: string): string {
+  const steps: string[] = [];
+  for (let at: Place | null = place; at?.parent; at = at.parent)
+    steps.push(typeof at.step === 'number' ? `[${at.step}]` : keySegment(at.step));
+  return root + steps.reverse().join('');
 }
 
 /** `.name` for a plain key, `["odd key"]` for any other. */

@@ -22,9 +22,12 @@ const URL_TOO_LONG = {
 
 /** Refuses a URL over MAX_URL_BYTES with a 414, before routing. */
 export function installUrlLimit(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
-    if (Buffer.byteLength(request.url) > MAX_URL_BYTES)
-      return reply.status(414).send({ error: URL_TOO_LONG });
+  // Callback style: no promise per request for a check that nearly always passes.
+  app.addHook('onRequest', (request, reply, done) => {
+    // A URL's bytes are at least its length and at most three times it: measure only when it matters.
+    const url = request.url;
+    if (url.length * 3 <= MAX_URL_BYTES || Buffer.byteLength(url) <= MAX_URL_BYTES) return done();
+    reply.status(414).send({ error: URL_TOO_LONG });
   });
 }
 

@@ -10,13 +10,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
  * that attempt for good (`output_not_storable`) instead of refusing the whole report.
  */
 export function installInputGuard(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
+  // Callback style: no promise per request (every request passes here).
+  app.addHook('preValidation', (request, _reply, done) => {
     const problem = inputProblem(request);
-    if (problem) {
-      throw new WeftError('bad_request', `${problem.path} ${problem.message}`, 400, {
+    if (!problem) return done();
+    done(
+      new WeftError('bad_request', `${problem.path} ${problem.message}`, 400, {
         problems: [{ path: problem.path, message: problem.message }],
-      });
-    }
+      }),
+    );
   });
 }
 

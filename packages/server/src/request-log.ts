@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 
 /** The header that carries a request's id, taken from the caller or made, and returned on every answer. */
@@ -42,7 +42,9 @@ export function installRequestLog(app: FastifyInstance): void {
     reply.raw.setHeader(REQUEST_ID_HEADER, request.id);
     running.run(request.id, done);
   });
-  app.addHook('onResponse', async (request, reply) => {
+  // Callback style, and nothing built when the access line would not be written (below `info`).
+  app.addHook('onResponse', (request, reply, done) => {
+    if (!infoEnabled(request.log)) return done();
     request.log.info(
       {
         method: request.method,
@@ -53,5 +55,12 @@ export function installRequestLog(app: FastifyInstance): void {
       },
       'request',
     );
+    done();
   });
+}
+
+/** Whether the logger writes `info` lines (Fastify's logger of a server without one writes nothing). */
+function infoEnabled(log: FastifyBaseLogger): boolean {
+  const enabled = (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled;
+  return enabled === undefined || enabled.call(log, 'info');
 }

@@ -9,12 +9,13 @@ import { namespaceOf } from './namespace.js';
  * checks it itself, for archived runs too.
  */
 export function scopeRunRoutes(app: FastifyInstance, engine: Engine): void {
-  app.addHook('preHandler', async (request) => {
-    if (!request.routeOptions.url?.startsWith('/v1/runs/:id')) return;
+  // Callback style: the other routes pass without a promise; a run route's check hands its promise back.
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (!request.routeOptions.url?.startsWith('/v1/runs/:id')) return done();
     // Reading a run checks the namespace itself: a run deleted by retention is read from its archive.
-    if (request.routeOptions.url === '/v1/runs/:id' && request.method === 'GET') return;
+    if (request.routeOptions.url === '/v1/runs/:id' && request.method === 'GET') return done();
     const id = (request.params as { id?: string }).id;
-    if (id === undefined || !isUuid(id)) return; // the route answers that one itself
-    await engine.runs.get(id, namespaceOf(request));
+    if (id === undefined || !isUuid(id)) return done(); // the route answers that one itself
+    return engine.runs.get(id, namespaceOf(request)).then(() => undefined);
   });
 }

@@ -88,10 +88,12 @@ export function installAuth(
       );
   });
   const touched = new Map<string, number>();
-  app.addHook('onRequest', async (request) => {
-    if (request.is404) return;
+  // Callback style: a request that needs no key lookup (public routes, a server without keys) passes
+  // without a promise or a microtask turn; only a key lookup waits, and its promise goes back to Fastify.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.is404) return done();
     const rule = request.routeOptions.config.auth;
-    if (rule === undefined || rule === 'public') return;
+    if (rule === undefined || rule === 'public') return done();
     if (settings.mode === 'off') {
       request.principal = NO_AUTH_PRINCIPAL;
     } else if (
@@ -99,23 +101,16 @@ export function installAuth(
       settings.metricsToken &&
       sameSecret(bearer(request) ?? '', settings.metricsToken)
     ) {
-      return;
+      return done();
     } else {
-      const key = await authenticate(settings.keys, bearer(request));
-      request.principal = principalOf(key);
-      const last = Math.max(touched.get(key.prefix) ?? 0, key.lastUsedAt?.getTime() ?? 0);
-      if (Date.now() - last >= TOUCH_EVERY_MS) {
-        touched.set(key.prefix, Date.now());
-        settings.keys
-          .touch(key.prefix)
-          .catch((error) => request.log.warn({ err: error }, 'could not note a key as used'));
-      }
+      return withKey(request, rule, settings.keys, touched);
     }
     authorize(request, rule, request.principal);
+    done();
   });
-  app.addHook('preHandler', async (request) => {
+  app.addHook('preHandler', (request, _reply, done) => {
     const p = request.principal;
-    if (request.routeOptions.config.auth !== 'work' || !p?.taskTypes) return;
+    if (request.routeOptions.config.auth !== 'work' || !p?.taskTypes) return done();
     const body = request.body as { task_types?: string[]; next?: { task_types?: string[] } } | null;
     const asked = [...(body?.task_types ?? []), ...(body?.next?.task_types ?? [])];
     const outside = asked.filter((t) => !p.taskTypes!.includes(t));
@@ -125,7 +120,25 @@ export function installAuth(
         `the key "${p.name}" may not take tasks of type ${outside.join(', ')}: it may take ${p.taskTypes.join(', ')}`,
         403,
       );
+    done();
   });
+}
+
+/** Authenticates the request's key, notes it as used (at most every TOUCH_EVERY_MS) and authorizes it. */
+async function withKey(
+  request: FastifyRequest,
+  rule: AuthRule,
+  keys: PgApiKeys,
+  touched: Map<string, number>,
+): Promise<void> {
+  const key = await authenticate(keys, bearer(request));
+  request.principal = principalOf(key);
+  const last = Math.max(touched.get(key.prefix) ?? 0, key.lastUsedAt?.getTime() ?? 0);
+  if (Date.now() - last >= TOUCH_EVERY_MS) {
+    touched.set(key.prefix, Date.now());
+    keys.touch(key.prefix).catch((error) => request.log.warn({ err: error }, 'could not note a key as used'));
+  }
+  authorize(request, rule, request.principal);
 }
 
 /** The key named by the request's bearer token; 401 saying what is wrong when there is none that works. */

@@ -18,11 +18,13 @@ export function installHttpMetrics(app: FastifyInstance, registry: Registry): vo
     buckets: FAST_BUCKETS,
     registers: [registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
+  // Callback style: no promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
     seconds.observe(
       { method: request.method, route, status: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
+    done();
   });
 }

@@ -56,6 +56,10 @@ interface WireReport {
   error?: { message: string; retryable?: boolean; type?: string; stack?: string; details?: Json };
 }
 
+/**
+ * A report as the engine takes it. Built as plain literals, without spreading: every report of every request
+ * passes here, and the spreads were a measurable part of a report request's own CPU.
+ */
 function toReport(r: WireReport): TaskReport {
   if (r.error !== undefined && r.output !== undefined) {
     throw new WeftError(
@@ -64,24 +68,33 @@ function toReport(r: WireReport): TaskReport {
       400,
     );
   }
-  const base = {
-    runId: r.run_id,
-    taskId: r.task_id,
-    attempt: r.attempt,
-    leaseToken: r.lease_token,
-    ...(r.node_id !== undefined ? { nodeId: r.node_id, iteration: r.iteration ?? '' } : {}),
-  };
-  if (r.error === undefined)
-    return { ...base, outcome: { kind: 'completed', output: r.output === undefined ? null : r.output } };
-  const error: TaskError = {
-    message: r.error.message,
+  const outcome: TaskReport['outcome'] =
+    r.error === undefined
+      ? { kind: 'completed', output: r.output === undefined ? null : r.output }
+      : { kind: 'failed', error: taskError(r.error) };
+  return r.node_id === undefined
+    ? { runId: r.run_id, taskId: r.task_id, attempt: r.attempt, leaseToken: r.lease_token, outcome }
+    : {
+        runId: r.run_id,
+        taskId: r.task_id,
+        attempt: r.attempt,
+        leaseToken: r.lease_token,
+        nodeId: r.node_id,
+        iteration: r.iteration ?? '',
+        outcome,
+      };
+}
+
+/** A worker's error as the engine records it (retryable unless the worker says not). */
+function taskError(e: NonNullable<WireReport['error']>): TaskError {
+  return {
+    message: e.message,
     reason: 'error',
-    retryable: r.error.retryable ?? true,
-    ...(r.error.type !== undefined ? { type: r.error.type } : {}),
-    ...(r.error.stack !== undefined ? { stack: r.error.stack } : {}),
-    ...(r.error.details !== undefined ? { details: r.error.details } : {}),
+    retryable: e.retryable ?? true,
+    ...(e.type !== undefined ? { type: e.type } : {}),
+    ...(e.stack !== undefined ? { stack: e.stack } : {}),
+    ...(e.details !== undefined ? { details: e.details } : {}),
   };
-  return { ...base, outcome: { kind: 'failed', error } };
 }
 
 /** The worker protocol: poll (long-poll), heartbeat, and reports (batched, or one task at a time). */
