@@ -29,6 +29,8 @@ export async function startEmbeddedChild(
   input: unknown = {},
 ): Promise<EmbeddedChild> {
   const child = fork(EMBEDDED, [], {
+    // Extra node options for this process, as for the server's (such as `--cpu-prof`).
+    execArgv: (process.env.WEFT_BENCH_EMBEDDED_NODE_ARGS ?? '').split(' ').filter(Boolean),
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,

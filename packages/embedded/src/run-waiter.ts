@@ -1,5 +1,6 @@
-import { isTerminalRun } from '@weft/core';
+import { isTerminalRun, WeftError } from '@weft/core';
 import type { Engine, RunRecord } from '@weft/engine';
+import { RunReads } from './run-reads.js';
 
 /** One `result()` or `settled()` waiting; `known` once its run has been read (its id names a run). */
 interface Waiting {
@@ -22,12 +23,15 @@ export class RunWaiter {
   private listening = false;
   private timer: NodeJS.Timeout | null = null;
   private looking = false;
+  private readonly reads: RunReads;
 
   constructor(
     private readonly engine: Engine,
     /** How often the safety look runs while runs are awaited. */
     private readonly lookMs: number,
-  ) {}
+  ) {
+    this.reads = new RunReads(engine);
+  }
 
   /** Waits for a run to end and returns it. */
   async wait(runId: string): Promise<RunRecord> {
@@ -40,7 +44,9 @@ export class RunWaiter {
         const woken = new Promise<void>((resolve) => {
           wake = resolve;
         });
-        const run = await this.engine.runs.get(runId);
+        // Read with the other reads of this turn (a burst of waits, the runs one pass ended): one statement.
+        const run = await this.reads.read(runId);
+        if (!run) throw new WeftError('run_not_found', `there is no run ${runId}`, 404);
         entry.known = true;
         if (isTerminalRun(run.status)) return run;
         await woken;

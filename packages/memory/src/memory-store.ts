@@ -164,6 +164,10 @@ export class MemoryStore implements Store, TransactionalStore, UndispatchedTasks
     return r ? runRecord(r) : null;
   }
 
+  async getRuns(ids: readonly string[]) {
+    return this.s.runs.pick(new Set(ids)).map(runRecord);
+  }
+
   async listRuns(filter: Parameters<Store['listRuns']>[0]) {
     return reads.listRuns(this.read(), filter);
   }

@@ -153,6 +153,7 @@ export class PgStore implements Store, TransactionalStore, UndispatchedTasks {
   listTriggeredDefinitions = (namespace: string, event: string) =>
     listTriggeredDefinitions(this.sql, namespace, event);
   getRun = (id: string) => runs.getRun(this.sql, id);
+  getRuns = (ids: readonly string[]) => runs.getRuns(this.sql, ids);
   listRuns = (filter: Parameters<Store['listRuns']>[0]) => runList.listRuns(this.sql, filter);
   countMatchingRuns = (filter: Parameters<Store['countMatchingRuns']>[0], cap: number) =>
     runList.countMatchingRuns(this.sql, filter, cap);

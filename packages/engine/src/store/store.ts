@@ -151,6 +151,11 @@ export interface Store {
 
   // Reads for the API; not part of any decision.
   getRun(id: string): Promise<RunRecord | null>;
+  /**
+   * Those of these runs that exist, in one read (any order). Optional: without it, whoever awaits runs
+   * reads them one by one.
+   */
+  getRuns?(ids: readonly string[]): Promise<RunRecord[]>;
   listRuns(filter: RunFilter): Promise<Page<RunRecord>>;
   countRuns(namespace: string, ids?: readonly string[]): Promise<RunCounts>;
   /**

@@ -135,6 +135,15 @@ export async function getRun(sql: Db, id: string): Promise<RunRecord | null> {
   return row ?? null;
 }
 
+/** Those of these runs that exist, in one read. */
+export async function getRuns(sql: Db, ids: readonly string[]): Promise<RunRecord[]> {
+  if (ids.length === 0) return [];
+  return await sql<RunRecord[]>`
+    SELECT ${sql.unsafe(RUN_COLUMNS)}, ${sql.unsafe(ATTRIBUTES_COLUMN)}
+      FROM unnest(${[...ids]}::uuid[]) AS k(id)
+      CROSS JOIN LATERAL (SELECT * FROM weft.runs l WHERE l.id = k.id) r`.execute();
+}
+
 /** Runs by status, over a namespace or a given set of runs. */
 export async function countRuns(sql: Db, namespace: string, ids?: readonly string[]): Promise<RunCounts> {
   const rows = ids

@@ -33,4 +33,15 @@ describe.each(STORES)('ended runs on the %s store', (kind) => {
     expect(ended.sort()).toEqual([done.id, cancelled.id].sort());
     expect(await h.store.endedRuns!([])).toEqual([]);
   });
+
+  it('reads many runs at once, as one by one, leaving out ids that name no run', async () => {
+    const start = () => h.engine.runs.start({ namespace: 'default', definition: 'ends', input: { n: 1 } });
+    const [a, b] = [await start(), await start()];
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const got = await h.store.getRuns!([a.id, missing, b.id]);
+    const byId = new Map(got.map((r) => [r.id, r]));
+    expect([...byId.keys()].sort()).toEqual([a.id, b.id].sort());
+    for (const id of [a.id, b.id]) expect(byId.get(id)).toEqual(await h.store.getRun(id));
+    expect(await h.store.getRuns!([])).toEqual([]);
+  });
 });
