@@ -17,7 +17,15 @@ let f: Fleet;
 
 beforeAll(async () => {
   f = await fleet(SERVERS, { leaseMs: 60_000, systemTasks: false });
-  for (const ns of ['alpha', 'beta']) {
+  // In gamma, one http task at a time.
+  await f.main.limits.set({
+    namespace: 'gamma',
+    kind: 'concurrency',
+    name: HTTP_TASK_TYPE,
+    max: 1,
+    windowMs: null,
+  });
+  for (const ns of ['alpha', 'beta', 'gamma']) {
     await f.main.definitions.deploy(
       ns,
       `name: two-calls\nnodes:\n  - { id: c1, kind: http, url: "${URL}" }\n  - { id: c2, kind: http, url: "${URL}" }\nedges:\n  - { from: c1, to: c2 }\n`,
@@ -109,6 +117,30 @@ describe('the system-task runner gets its next tasks with its reports', () => {
     const next = await poll(2, 10);
     expect(next).toEqual([expect.objectContaining({ runId: run.id, nodeId: 'c2' })]);
     await report(2, [...leased, ...next], 0);
+  });
+
+  it('a report leaves a task under a limit to the queue, and leases queued ones only as the limit allows', async () => {
+    await drain();
+    const run = await start('gamma', 'two-calls');
+    const [c1] = await poll(0, 1);
+    expect(c1).toMatchObject({ runId: run.id, nodeId: 'c1' });
+    const others = await Promise.all([start('gamma', 'two-calls'), start('gamma', 'two-calls')]);
+    // The server that set the cap reports (its limit book knows it). The new c2 is under the cap: it is not
+    // handed over. Of the queued tasks, the gated lease path admits one, for the slot c1 frees in this
+    // same transaction.
+    const { leased } = await report(0, [c1!], 4);
+    expect(leased).toHaveLength(1);
+    expect(leased[0]).toMatchObject({ nodeId: 'c1' });
+    expect(others.map((r) => r.id)).toContain(leased[0]!.runId);
+    const [running] = await f.db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM weft.tasks t JOIN weft.runs r ON r.id = t.run_id
+       WHERE r.namespace = 'gamma' AND t.status = 'running'`;
+    expect(running!.n).toBe(1);
+    // Nothing more while that one runs.
+    expect(await poll(1, 10)).toEqual([]);
+    await report(0, leased, 0);
+    await drain();
+    for (const r of [run, ...others]) expect((await f.main.runs.get(r.id)).status).toBe('completed');
   });
 
   it('runners of several servers reporting at once never lease the same task', async () => {
