@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isSystemTaskType, taskIdempotencyKey, taskKey } from '@weft/core';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
+import { ANY_NAMESPACE } from '../store/namespaces.js';
 import type {
   LeasedTask,
   LockedRun,
@@ -225,7 +226,10 @@ export class TaskHandOver {
     const eager =
       slot !== null &&
       this.leased.length < slot.max &&
-      slot.namespace === run.namespace &&
+      // The server's own runner (ANY_NAMESPACE) takes its types in every namespace, as its poll does; its
+      // floor is then read across namespaces (test: "a report does not hand over a system task past a
+      // queued one of higher priority in another namespace").
+      (slot.namespace === run.namespace || slot.namespace === ANY_NAMESPACE) &&
       slot.taskTypes.has(dispatch.taskType);
     const reservation = eager ? null : (this.polls?.polls.reserve(run.namespace, dispatch.taskType) ?? null);
     if (!eager && !reservation) return null;

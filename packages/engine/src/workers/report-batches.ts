@@ -1,5 +1,4 @@
 import type { TaskService } from '../services/tasks/tasks.js';
-import { ANY_NAMESPACE } from '../store/namespaces.js';
 import type { LeasedTask, TaskReport } from '../store/records.js';
 import type { Logger } from '../support/logger.js';
 
@@ -46,19 +45,10 @@ export class ReportBatches {
   private closed = false;
   private readonly calls = new Set<Promise<void>>();
 
-  /**
-   * A worker of every namespace (the system-task runner) asks for nothing: a report hands over only tasks of
-   * the worker's own namespace, and looks in the queue only there, so it would lease nothing. Its next tasks
-   * come from its poll, sent as soon as the report is answered.
-   */
-  private readonly asksForNext: boolean;
-
   constructor(
     private readonly tasks: TaskService,
     private readonly options: ReportBatchOptions,
-  ) {
-    this.asksForNext = options.namespace !== ANY_NAMESPACE;
-  }
+  ) {}
 
   /** Room promised to the reports in flight (the tasks they may bring back). */
   get reserved(): number {
@@ -95,7 +85,7 @@ export class ReportBatches {
   private flush(): void {
     if (this.closed || this.sending >= this.options.inFlight || this.pending.length === 0) return;
     const batch = this.pending.splice(0, MAX_REPORTS);
-    const want = this.asksForNext ? Math.max(0, Math.min(this.options.room(), MAX_ASKED)) : 0;
+    const want = Math.max(0, Math.min(this.options.room(), MAX_ASKED));
     this.asked += want;
     this.sending++;
     const call = this.send(batch, want).finally(() => {

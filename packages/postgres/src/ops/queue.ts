@@ -1,4 +1,4 @@
-import type { QueueRow } from '@weft/engine';
+import { ANY_NAMESPACE, type QueueRow } from '@weft/engine';
 import type { Db } from '../db.js';
 
 /** Puts tasks on the queue table, in the transaction that made them queued (no outbox needed). */
@@ -15,7 +15,8 @@ export async function enqueueTasks(sql: Db, rows: readonly QueueRow[]): Promise<
 
 /**
  * The highest priority among available queued tasks of each type: one index probe per type (the queue's
- * pick indexes are ordered by priority, highest first).
+ * pick indexes are ordered by priority, highest first). For `ANY_NAMESPACE` (the server's own runner),
+ * across every namespace (see queuedPrioritiesEverywhere).
  */
 export async function queuedPriorities(
   sql: Db,
@@ -23,6 +24,7 @@ export async function queuedPriorities(
   taskTypes: readonly string[],
 ): Promise<Map<string, number>> {
   if (taskTypes.length === 0) return new Map();
+  if (namespace === ANY_NAMESPACE) return queuedPrioritiesEverywhere(sql, taskTypes);
   const rows = await sql<{ taskType: string; priority: number | null }[]>`
     SELECT k.t AS task_type,
            greatest((SELECT q.priority FROM weft.queue q
@@ -31,6 +33,23 @@ export async function queuedPriorities(
                     (SELECT q.priority FROM weft.queue q
                       WHERE q.namespace = ${namespace} AND q.task_type = k.t AND q.gates IS NOT NULL AND q.available_at <= now()
                       ORDER BY q.priority DESC, q.id LIMIT 1)) AS priority
+      FROM unnest(${[...taskTypes]}::text[]) AS k(t)`.execute();
+  return new Map(rows.filter((r) => r.priority !== null).map((r) => [r.taskType, r.priority!]));
+}
+
+/**
+ * The highest available queued priority of each type in any namespace: the system-task runner's poll orders
+ * its types' rows of every namespace by priority, so a task handed to it by a report must not pass any of
+ * them. It reads the type's rows of every namespace, as that poll does (`TRUE` in place of the namespace
+ * test); system task types are few and their queue short.
+ */
+async function queuedPrioritiesEverywhere(
+  sql: Db,
+  taskTypes: readonly string[],
+): Promise<Map<string, number>> {
+  const rows = await sql<{ taskType: string; priority: number | null }[]>`
+    SELECT k.t AS task_type,
+           (SELECT max(q.priority) FROM weft.queue q WHERE q.task_type = k.t AND q.available_at <= now()) AS priority
       FROM unnest(${[...taskTypes]}::text[]) AS k(t)`.execute();
   return new Map(rows.filter((r) => r.priority !== null).map((r) => [r.taskType, r.priority!]));
 }
