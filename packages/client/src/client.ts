@@ -1,6 +1,6 @@
-import type { HumanTask, Limit, Schedule, ScheduleSpec, SweeperRepair, SweeperStats } from './flow-types.js';
+import { FlowClient } from './flow-client.js';
+import type { SweeperRepair, SweeperStats } from './flow-types.js';
 import type { OutboxBacklog, RunListFilter, Validation, WorkerSeen } from './operator-types.js';
-import { RunChangesClient } from './run-changes-client.js';
 import type {
   Asking,
   BulkAnswer,
@@ -24,7 +24,7 @@ import type {
 import { outputOf, type WaitOptions, waitForRun } from './waiting.js';
 
 /** A typed client for Weft's HTTP API. Keeps connections alive; one client can be shared. */
-export class WeftClient extends RunChangesClient {
+export class WeftClient extends FlowClient {
   /** Deploys YAML; the same content returns the existing version. */
   deploy(yaml: string): Promise<Deployed> {
     return this.call('POST', '/v1/definitions', yaml, 'application/yaml');
@@ -91,77 +91,6 @@ export class WeftClient extends RunChangesClient {
   /** Waits for a run to finish and returns its output; throws as `startAndWait` does. */
   async result(runId: string, options: WaitOptions = {}): Promise<Json> {
     return outputOf(await waitForRun(this, runId, options));
-  }
-
-  /** Limits of the namespace, with their use. */
-  listLimits(): Promise<{ items: Limit[] }> {
-    return this.call('GET', '/v1/limits');
-  }
-
-  /** Sets a limit: `per` (such as `1m`) for a rate limit; a quota has no name. */
-  setLimit(kind: Limit['kind'], name: string, max: number, per?: string): Promise<Limit> {
-    const path = kind === 'quota' ? '/v1/limits/quota' : `/v1/limits/${kind}/${encodeURIComponent(name)}`;
-    return this.call('PUT', path, { max, ...(per ? { per } : {}) });
-  }
-
-  /** Lifts a limit. */
-  deleteLimit(kind: Limit['kind'], name: string): Promise<{ deleted: boolean }> {
-    const path = kind === 'quota' ? '/v1/limits/quota' : `/v1/limits/${kind}/${encodeURIComponent(name)}`;
-    return this.call('DELETE', path);
-  }
-
-  /** The inbox of human tasks (open ones by default). */
-  inbox(
-    filter: {
-      state?: HumanTask['state'];
-      assignee?: string;
-      claimed_by?: string;
-      run_id?: string;
-      limit?: number;
-    } = {},
-  ): Promise<{ items: HumanTask[] }> {
-    const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(filter)) if (v !== undefined) q.set(k, String(v));
-    const qs = q.toString();
-    return this.call('GET', `/v1/inbox${qs ? `?${qs}` : ''}`);
-  }
-
-  humanTask(taskId: string): Promise<HumanTask> {
-    return this.call('GET', `/v1/inbox/${encodeURIComponent(taskId)}`);
-  }
-
-  claimHumanTask(taskId: string, user: string): Promise<HumanTask> {
-    return this.call('POST', `/v1/inbox/${encodeURIComponent(taskId)}/claim`, { user });
-  }
-
-  releaseHumanTask(taskId: string, user: string): Promise<HumanTask> {
-    return this.call('POST', `/v1/inbox/${encodeURIComponent(taskId)}/release`, { user });
-  }
-
-  /** Answers a human task with data matching its form. */
-  completeHumanTask(taskId: string, user: string, data: Json): Promise<HumanTask> {
-    return this.call('POST', `/v1/inbox/${encodeURIComponent(taskId)}/complete`, { user, data });
-  }
-
-  /** Creates or replaces a schedule. */
-  putSchedule(name: string, spec: ScheduleSpec): Promise<Schedule> {
-    return this.call('PUT', `/v1/schedules/${encodeURIComponent(name)}`, spec);
-  }
-
-  listSchedules(): Promise<{ items: Schedule[] }> {
-    return this.call('GET', '/v1/schedules');
-  }
-
-  getSchedule(name: string): Promise<Schedule> {
-    return this.call('GET', `/v1/schedules/${encodeURIComponent(name)}`);
-  }
-
-  pauseSchedule(name: string, paused: boolean): Promise<Schedule> {
-    return this.call('POST', `/v1/schedules/${encodeURIComponent(name)}/${paused ? 'pause' : 'resume'}`);
-  }
-
-  deleteSchedule(name: string): Promise<{ deleted: boolean }> {
-    return this.call('DELETE', `/v1/schedules/${encodeURIComponent(name)}`);
   }
 
   /** The stuck-run sweeper's figures on this server. */
