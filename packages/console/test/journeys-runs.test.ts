@@ -71,7 +71,10 @@ describe.skipIf(missing !== null)('console journeys: runs', () => {
       await eventually(() => page.locator('.timeline').textContent()).toContain('run.completed');
       expect(await page.evaluate('window.stillHere')).toBe(true);
       await eventually(() => row.locator('.badge').textContent()).toBe('completed');
-      // A node's attempts name the worker that ran them; its input and output are shown as JSON.
+      // A node's attempts name the worker that ran them; its input and output are shown as JSON. The run
+      // page is brought to the front first: with the runs table's page in front, Chromium may not lay out
+      // the run page's graph (its nodes stay hidden until measured), and a click waits for visibility.
+      await page.bringToFront();
       await node(page, 'charge').click();
       const attempts = page.getByRole('table', { name: 'Attempts' });
       await eventually(() => attempts.textContent()).toContain('console-test-worker');
