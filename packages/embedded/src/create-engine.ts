@@ -72,6 +72,7 @@ export class EmbeddedEngine {
   private readonly checked = new Set<string>();
   private readonly deployed = new Map<string, Promise<DefinitionRecord>>();
   private starting: Promise<void> | null = null;
+  private readonly resolving = new Map<string, ReturnType<Engine['definitions']['resolve']>>();
 
   constructor(private readonly options: EmbeddedOptions) {
     const {
@@ -147,11 +148,7 @@ export class EmbeddedEngine {
     await this.ready();
     const name = typeof workflow === 'string' ? workflow : workflow.name;
     if (typeof workflow !== 'string') await this.deploy(workflow);
-    const { record, workflow: compiled } = await this.engine.definitions.resolve(
-      this.namespace,
-      name,
-      options.version,
-    );
+    const { record, workflow: compiled } = await this.resolve(name, options.version);
     await this.check(record.id, compiled);
     const run = await this.engine.runs.start({
       namespace: this.namespace,
@@ -161,6 +158,23 @@ export class EmbeddedEngine {
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
     });
     return { id: run.id, result: () => this.result<O>(run.id) };
+  }
+
+  /**
+   * The version a start uses, read once for the starts asked for together: a burst of starts is one read,
+   * not one a start. A start asked for after that read ended reads again, so it sees a version deployed
+   * meanwhile, by this process or another.
+   */
+  private resolve(name: string, version: number | undefined) {
+    const key = `${name}\n${version ?? ''}`;
+    let reading = this.resolving.get(key);
+    if (!reading) {
+      reading = this.engine.definitions.resolve(this.namespace, name, version);
+      this.resolving.set(key, reading);
+      const done = () => this.resolving.delete(key);
+      reading.then(done, done);
+    }
+    return reading;
   }
 
   /** Starts a run and waits for its output (rejects with RunFailedError when it does not complete). */

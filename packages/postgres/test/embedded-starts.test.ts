@@ -1,0 +1,60 @@
+import { createEngine, type EmbeddedEngine } from '@weft/embedded';
+import { PgStore } from '@weft/postgres';
+import { createTestDatabase, type TestDatabase } from '@weft/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+// The embedded engine's starts read the version they use together: a burst of starts is one read of the
+// definition, and a start after that read still sees a version deployed meanwhile, by any process. Two
+// engines on separate pools: real connections.
+
+const ONE = (value: number) =>
+  `name: es-flow\nnodes:\n  - { id: a, task_type: es.step, input: { v: ${value} } }\n`;
+const config = { decidePollMs: 50, timerPollMs: 50, leasePollMs: 100 };
+
+let db: TestDatabase;
+const engines: EmbeddedEngine[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterEach(async () => {
+  for (const e of engines.splice(0)) await e.stop();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** An engine whose store counts the reads of a definition by name. */
+function countingEngine() {
+  const store = new PgStore(db.pool(4));
+  const reads = { getDefinition: 0 };
+  const getDefinition = store.getDefinition.bind(store);
+  store.getDefinition = (namespace, name, version) => {
+    reads.getDefinition++;
+    return getDefinition(namespace, name, version);
+  };
+  const e = createEngine({ store, config, externalTaskTypes: 'any' });
+  engines.push(e);
+  return { e, reads };
+}
+
+describe('embedded starts', () => {
+  it('a burst of starts reads its definition once, and a later start sees a version another engine deployed', async () => {
+    const { e, reads } = countingEngine();
+    const other = countingEngine().e;
+    await e.deploy(ONE(1));
+    const before = reads.getDefinition;
+    const runs = await Promise.all(Array.from({ length: 100 }, () => e.start('es-flow', {})));
+    expect(new Set(runs.map((r) => r.id)).size).toBe(100);
+    // One read for the hundred (the burst may straddle two turns of the event loop: at most a few).
+    expect(reads.getDefinition - before).toBeGreaterThanOrEqual(1);
+    expect(reads.getDefinition - before).toBeLessThanOrEqual(3);
+    const first = await e.engine.runs.get(runs[0]!.id);
+    expect(first.definitionVersion).toBe(1);
+
+    // Another process deploys version 2; the next start here uses it.
+    expect((await other.deploy(ONE(2))).version).toBe(2);
+    const later = await e.start('es-flow', {});
+    expect((await e.engine.runs.get(later.id)).definitionVersion).toBe(2);
+  });
+});
