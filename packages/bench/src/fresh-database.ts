@@ -5,6 +5,18 @@ import { connect, migrate } from '@weft/postgres';
  * The name is the benchmark's own (an option or a constant), never a user's value.
  */
 export async function freshDatabase(baseUrl: string, name: string): Promise<string> {
+  const url = await emptyDatabase(baseUrl, name);
+  const sql = connect(url, { max: 1 });
+  try {
+    await migrate(sql);
+  } finally {
+    await sql.end();
+  }
+  return url;
+}
+
+/** Drops and creates the database `name` (the benchmark's own) on the server of `baseUrl`; returns its URL. */
+export async function emptyDatabase(baseUrl: string, name: string): Promise<string> {
   const admin = connect(baseUrl, { max: 1 });
   try {
     await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -14,11 +26,5 @@ export async function freshDatabase(baseUrl: string, name: string): Promise<stri
   }
   const u = new URL(baseUrl);
   u.pathname = `/${name}`;
-  const sql = connect(u.toString(), { max: 1 });
-  try {
-    await migrate(sql);
-  } finally {
-    await sql.end();
-  }
   return u.toString();
 }

@@ -1,20 +1,13 @@
 import { hostname } from 'node:os';
-import {
-  type ClientOptions,
-  type LeasedTask,
-  type Report,
-  TaskProtocolClient,
-  type TlsFiles,
-} from '@weft/client/tasks';
+import { type ClientOptions, type LeasedTask, type Report, TaskProtocolClient } from '@weft/client/tasks';
 import { Attempt } from './attempt.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, reachServer } from './connect.js';
 import { TerminalError } from './errors.js';
 import { traceHandler } from './handler-span.js';
 import { errorReport, outputReport } from './outcome.js';
-import { Problems, type WorkerLogger } from './problems.js';
+import { Problems } from './problems.js';
 import { RedisPoll } from './redis-poll.js';
 import { RedisTaskSource } from './redis-source.js';
-import type { Handler } from './task-context.js';
 import { TaskLog } from './task-log.js';
 import type { WorkerOptions } from './worker-options.js';
 

@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { connect } from '@weft/postgres';
+import { emptyDatabase } from '../fresh-database.js';
 import type { Workload } from '../workloads.js';
 import {
   type Contender,
@@ -30,7 +30,7 @@ export function dbosTransact(env: PeerEnv): Contender {
       if (!(await installed('@dbos-inc/dbos-sdk')))
         return 'the package @dbos-inc/dbos-sdk is not installed (a devDependency of @weft/bench: run npm ci)';
       try {
-        await recreate(env.baseUrl, database);
+        await emptyDatabase(env.baseUrl, database);
         return null;
       } catch (e) {
         return `PostgreSQL at the benchmark's server would not create a database for it: ${(e as Error).message}`;
@@ -46,7 +46,7 @@ export function dbosTransact(env: PeerEnv): Contender {
       };
     },
     async run(workload) {
-      const url = await recreate(env.baseUrl, database);
+      const url = await emptyDatabase(env.baseUrl, database);
       const app = await startApp(url, workload);
       try {
         return await burst(app, workload);
@@ -55,20 +55,6 @@ export function dbosTransact(env: PeerEnv): Contender {
       }
     },
   };
-}
-
-/** Drops and creates the database `name` (the benchmark's own); returns its URL. */
-async function recreate(baseUrl: string, name: string): Promise<string> {
-  const admin = connect(baseUrl, { max: 1 });
-  try {
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.unsafe(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const u = new URL(baseUrl);
-  u.pathname = `/${name}`;
-  return u.toString();
 }
 
 async function startApp(url: string, workload: Workload): Promise<ChildProcess> {

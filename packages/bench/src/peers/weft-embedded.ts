@@ -1,17 +1,9 @@
 import { connect } from '@weft/postgres';
-import { whenAllRunsClosed } from '../completion-watch.js';
 import { startEmbeddedChild } from '../embedded-child.js';
 import { freshDatabase } from '../fresh-database.js';
 import type { Workload } from '../workloads.js';
-import {
-  type Contender,
-  installed,
-  nowMs,
-  type PeerEnv,
-  type PeerRun,
-  synchronousCommit,
-  warmUpRuns,
-} from './contender.js';
+import { type Contender, installed, type PeerEnv, type PeerRun, synchronousCommit } from './contender.js';
+import { timeWeftBurst } from './weft-burst.js';
 
 /**
  * Weft as a library, as the benchmark's embedded path runs it: `createEngine` on a `PgStore` in a process
@@ -44,22 +36,10 @@ async function runEmbeddedWeft(env: PeerEnv, workload: Workload): Promise<PeerRu
   const child = await startEmbeddedChild(dbUrl, definition, env.embeddedConcurrency);
   try {
     await child.deploy(workload.yaml);
-    await child.burst(warmUpRuns(workload));
-    await whenAllRunsClosed(admin);
-    await child.dump();
-
-    const startedAt = nowMs();
-    const sent = await child.burst(workload.runs);
-    const endedAt = await whenAllRunsClosed(admin);
-    const timings = await child.dump();
-    const [row] = await admin<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM weft.runs WHERE status <> 'completed'`;
-    if (row!.n > 0) throw new Error(`${row!.n} Weft run(s) failed during the burst`);
-    return {
-      runs: sent.size,
-      steps: timings.filter((t) => sent.has(t[0])).length,
-      wallMs: endedAt - startedAt,
-    };
+    return await timeWeftBurst(admin, workload, {
+      burst: (n) => child.burst(n),
+      timings: () => child.dump(),
+    });
   } finally {
     await child.stop();
     await admin.end();

@@ -1,20 +1,11 @@
 import { WeftClient } from '@weft/client';
 import { connect, freePort } from '@weft/postgres';
-import type postgres from 'postgres';
-import { whenAllRunsClosed } from '../completion-watch.js';
 import { freshDatabase } from '../fresh-database.js';
 import { startBurst } from '../phases.js';
 import { startServer, startWorker, type WorkerProcess } from '../processes.js';
 import type { Workload } from '../workloads.js';
-import {
-  type Contender,
-  installed,
-  nowMs,
-  type PeerEnv,
-  type PeerRun,
-  synchronousCommit,
-  warmUpRuns,
-} from './contender.js';
+import { type Contender, installed, type PeerEnv, type PeerRun, synchronousCommit } from './contender.js';
+import { timeWeftBurst } from './weft-burst.js';
 
 /**
  * Weft as `npm run bench` runs it: a `weft server` process and worker processes over HTTP with no-op
@@ -50,32 +41,14 @@ async function runWeft(env: PeerEnv, workload: Workload): Promise<PeerRun> {
       workers.push(await startWorker(server.url, `peer-${i + 1}`, env.concurrency));
     await client.deploy(workload.yaml);
     const definition = `bench-${workload.id.toLowerCase()}`;
-    await startBurst(client, definition, warmUpRuns(workload));
-    await whenAllRunsClosed(admin);
-    await Promise.all(workers.map((w) => w.dump()));
-
-    const startedAt = nowMs();
-    const sent = await startBurst(client, definition, workload.runs);
-    const endedAt = await whenAllRunsClosed(admin);
-    const timings = (await Promise.all(workers.map((w) => w.dump()))).flat();
-    const failed = await failedRuns(admin);
-    if (failed > 0) throw new Error(`${failed} Weft run(s) failed during the burst`);
-    return {
-      runs: sent.size,
-      steps: timings.filter((t) => sent.has(t[0])).length,
-      wallMs: endedAt - startedAt,
-    };
+    return await timeWeftBurst(admin, workload, {
+      burst: (count) => startBurst(client, definition, count),
+      timings: async () => (await Promise.all(workers.map((w) => w.dump()))).flat(),
+    });
   } finally {
     await client.close();
     await Promise.all(workers.map((w) => w.stop()));
     await server.stop();
     await admin.end();
   }
-}
-
-async function failedRuns(admin: postgres.Sql): Promise<number> {
-  const [row] = await admin<
-    { n: number }[]
-  >`SELECT count(*)::int AS n FROM weft.runs WHERE status <> 'completed'`;
-  return row!.n;
 }

@@ -1,5 +1,5 @@
 import type { Json, RunAttributes, RunStatus, TaskState } from '@weft/core';
-import type { LeasedTask, RunParent, RunRecord } from './records.js';
+import type { LeasedTask, RunParent } from './records.js';
 
 /** A hint that something is ready: it makes waiting workers and loops look now instead of at their next poll. */
 export type Wakeup =

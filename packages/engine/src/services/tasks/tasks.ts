@@ -4,7 +4,7 @@ import type { Pass } from '../../decisions/pass.js';
 import type { NamedTask } from '../../dispatch/dispatcher.js';
 import type { BlobUses } from '../../payloads/blob-uses.js';
 import { ANY_NAMESPACE, namespaceScope } from '../../store/namespaces.js';
-import type { LeasedTask, ReportVerdict, TaskReport } from '../../store/records.js';
+import type { LeasedTask, ReportVerdict } from '../../store/records.js';
 import type { StoreTx } from '../../store/store.js';
 import { fault } from '../../support/faults.js';
 import { afterReports } from './after-reports.js';
