@@ -5,14 +5,13 @@ import {
   Handle,
   MarkerType,
   type Node,
-  type NodeChange,
   type NodeProps,
   Position,
   ReactFlow,
 } from '@xyflow/react';
-import { memo, useMemo, useRef } from 'react';
+import { memo, useMemo } from 'react';
 import type { GraphEdge, GraphNode } from '../api/types.js';
-import { edgeLabel, layoutGraph } from '../lib/layout.js';
+import { edgeLabel, layoutGraph, NODE_HEIGHT, NODE_WIDTH } from '../lib/layout.js';
 import { useTheme } from '../lib/theme-context.js';
 
 /** What a node box shows beside its id: a status, and a note such as "3 attempts" or "4 passes". */
@@ -67,22 +66,17 @@ export function GraphView(props: {
 }) {
   const theme = useTheme();
   const placed = useMemo(() => layoutGraph(props.nodes, props.edges), [props.nodes, props.edges]);
-  // Each render makes new node objects (a run's marks change live). React Flow hides a node it has no size
-  // for until it has measured it again, and a node whose size did not change may not be measured again:
-  // the sizes it reported are handed back with every new node, as a graph that applied its changes would.
-  const sizes = useRef(new Map<string, { width: number; height: number }>());
-  const onNodesChange = (changes: NodeChange<Node<WeftNodeData>>[]) => {
-    for (const change of changes)
-      if (change.type === 'dimensions' && change.dimensions) sizes.current.set(change.id, change.dimensions);
-  };
   const flowNodes: Node<WeftNodeData>[] = placed.map((p, i) => {
     const node = props.nodes[i]!;
     const mark = props.marks?.get(node.id);
-    const measured = sizes.current.get(node.id);
     return {
-      ...(measured ? { measured } : {}),
       id: node.id,
       type: 'weft',
+      // Every box has the one size the layout gives it (and the stylesheet draws). Told it, React Flow shows
+      // a node at once; without it, it hides each new node object (every live update makes them) until it
+      // has measured it, and a run page's nodes were seen staying hidden for 20 s under load.
+      width: NODE_WIDTH,
+      height: NODE_HEIGHT,
       position: { x: p.x, y: p.y },
       data: { node, mark, selected: props.chosen === node.id },
       ariaLabel: `Node ${node.id}, ${node.kind}${mark?.status ? `, ${mark.status.replace('_', ' ')}` : ''}${mark?.note ? `, ${mark.note}` : ''}`,
@@ -128,7 +122,6 @@ export function GraphView(props: {
         edgesFocusable={false}
         proOptions={{ hideAttribution: true }}
         onNodeClick={(_, node) => props.onChoose?.(node.id)}
-        onNodesChange={onNodesChange}
       >
         <Background />
         <Controls showInteractive={false} />
