@@ -2,6 +2,7 @@ import { Agent, request } from 'undici';
 import { answerError, unreachable, WeftApiError } from './api-error.js';
 import { type ClientOptions, connectionHeaders } from './connection.js';
 import { SseParser } from './sse.js';
+import { TaskCalls } from './task-calls.js';
 import { tlsConnectOptions, tlsFilesFromEnv } from './tls.js';
 
 /**
@@ -14,6 +15,10 @@ export abstract class ApiClient {
   protected readonly headers: Record<string, string>;
   /** Namespace, key and extra headers: what every request carries. */
   protected readonly base: Record<string, string>;
+  /** The worker protocol's calls, made through `call` (written once, shared with `TaskProtocolClient`). */
+  protected readonly taskCalls = new TaskCalls((method, path, body, signal) =>
+    this.call(method, path, body, 'application/json', signal),
+  );
 
   constructor(options: ClientOptions) {
     this.url = options.url.replace(/\/+$/, '');

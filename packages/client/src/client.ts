@@ -1,6 +1,7 @@
 import { FlowClient } from './flow-client.js';
 import type { SweeperRepair, SweeperStats } from './flow-types.js';
 import type { OutboxBacklog, RunListFilter, Validation, WorkerSeen } from './operator-types.js';
+import type { HeldTask, Leased, NextTasks, QueuedTask } from './task-calls.js';
 import type {
   Asking,
   BulkAnswer,
@@ -308,48 +309,32 @@ export class WeftClient extends FlowClient {
     max: number,
     waitMs: number,
     signal?: AbortSignal,
-  ): Promise<{ tasks: LeasedTask[]; lease_ms: number; heartbeat_ms: number }> {
-    return this.call(
-      'POST',
-      '/v1/tasks/poll',
-      { worker, task_types: taskTypes, max, wait_ms: waitMs },
-      'application/json',
-      signal,
-    );
+  ): Promise<Leased> {
+    return this.taskCalls.poll(worker, taskTypes, max, waitMs, signal);
   }
 
-  heartbeat(
-    worker: string,
-    tasks: { run_id: string; task_id: string; attempt: number; lease_token: string }[],
-  ): Promise<{ held: string[]; lost: string[] }> {
-    return this.call('POST', '/v1/tasks/heartbeat', { worker, tasks });
+  /** Renews leases; answers which are still held and which were lost. */
+  heartbeat(worker: string, tasks: HeldTask[]): Promise<{ held: string[]; lost: string[] }> {
+    return this.taskCalls.heartbeat(worker, tasks);
   }
 
   /** Reports outcomes; with `next`, the server may hand back new tasks for the worker's free slots. */
   report(
     worker: string,
     reports: Report[],
-    next?: { taskTypes: readonly string[]; max: number },
+    next?: NextTasks,
   ): Promise<{ results: ReportResult[]; tasks: LeasedTask[] }> {
-    return this.call('POST', '/v1/tasks/report', {
-      worker,
-      reports,
-      ...(next && next.max > 0 ? { next: { task_types: next.taskTypes, max: next.max } } : {}),
-    });
+    return this.taskCalls.report(worker, reports, next);
   }
 
   /** Where the server publishes tasks (its queue table, or Redis streams). */
   dispatchInfo(signal?: AbortSignal): Promise<DispatchInfo> {
-    return this.call('GET', '/v1/tasks/dispatch', undefined, 'application/json', signal);
+    return this.taskCalls.dispatchInfo(signal);
   }
 
   /** Leases tasks named by queue messages (Redis): only those still queued at that attempt. */
-  leaseById(
-    worker: string,
-    taskTypes: readonly string[],
-    tasks: { run_id: string; task_id: string; attempt: number }[],
-  ): Promise<{ tasks: LeasedTask[]; lease_ms: number; heartbeat_ms: number }> {
-    return this.call('POST', '/v1/tasks/lease', { worker, task_types: taskTypes, tasks });
+  leaseById(worker: string, taskTypes: readonly string[], tasks: QueuedTask[]): Promise<Leased> {
+    return this.taskCalls.leaseById(worker, taskTypes, tasks);
   }
 
   /** Dead letters, newest first. */

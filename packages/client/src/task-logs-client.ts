@@ -1,26 +1,8 @@
 import { ApiClient } from './api-client.js';
+import type { TaskLogHolder, TaskLogLevel, TaskLogWrite } from './task-log-types.js';
 import type { Json } from './types.js';
 
-/** How bad a log line is. */
-export type TaskLogLevel = 'debug' | 'info' | 'warn' | 'error';
-
-/** A line a handler wrote, as a worker sends it. */
-export interface TaskLogWrite {
-  readonly level: TaskLogLevel;
-  readonly message: string;
-  /** Structured values that go with the message: a JSON object. */
-  readonly fields?: { readonly [key: string]: Json };
-  /** When the handler wrote it (ISO time). */
-  readonly at?: string;
-}
-
-/** The attempt a worker holds, and its lease: log writes are fenced by it. */
-export interface TaskLogHolder {
-  readonly run_id: string;
-  readonly task_id: string;
-  readonly attempt: number;
-  readonly lease_token: string;
-}
+export type { TaskLogHolder, TaskLogLevel, TaskLogWrite } from './task-log-types.js';
 
 /** A kept line, as `GET /v1/runs/{id}/logs` answers it. */
 export interface TaskLogEntry {
@@ -54,12 +36,7 @@ export class TaskLogsClient extends ApiClient {
     holder: TaskLogHolder,
     lines: readonly TaskLogWrite[],
   ): Promise<{ kept: number; dropped: number; truncated: boolean }> {
-    return this.call('POST', `/v1/tasks/${encodeURIComponent(holder.task_id)}/logs`, {
-      run_id: holder.run_id,
-      attempt: holder.attempt,
-      lease_token: holder.lease_token,
-      lines,
-    });
+    return this.taskCalls.writeLogs(holder, lines);
   }
 
   /** A page of a run's lines, in the order they were kept. */
