@@ -111,6 +111,7 @@ export * from './store/run-progress.js';
 export * from './store/schedule-records.js';
 export * from './store/store.js';
 export * from './store/workload-records.js';
+export * from './store/write-set.js';
 export { type Clock, systemClock } from './support/clock.js';
 export { DEFAULT_CONFIG, type EngineConfig } from './support/config.js';
 export { type Logger, silentLogger } from './support/logger.js';

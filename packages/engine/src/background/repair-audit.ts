@@ -1,5 +1,6 @@
-import type { LockedRun, WriteSet } from '../store/records.js';
+import type { LockedRun } from '../store/records.js';
 import type { RepairRow } from '../store/repair-records.js';
+import type { WriteSet } from '../store/write-set.js';
 
 /**
  * The audit rows of the runs a sweeper pass repaired: what each repair changed, read from the pass's own

@@ -1,5 +1,5 @@
-import type { WriteSet } from '../store/records.js';
 import type { StoreTx } from '../store/store.js';
+import type { WriteSet } from '../store/write-set.js';
 
 /** A run whose open work was stopped: everything it started that still runs must stop too. */
 export interface StoppedRun {

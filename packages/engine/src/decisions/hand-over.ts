@@ -2,15 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { isSystemTaskType, taskIdempotencyKey, taskKey } from '@weft/core';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
 import { ANY_NAMESPACE } from '../store/namespaces.js';
-import type {
-  LeasedTask,
-  LockedRun,
-  NewTaskRow,
-  QueueRow,
-  TaskUpdateRow,
-  WriteSet,
-} from '../store/records.js';
+import type { LeasedTask, LockedRun } from '../store/records.js';
 import type { Wakeup } from '../store/store.js';
+import type { NewTaskRow, QueueRow, TaskUpdateRow, WriteSet } from '../store/write-set.js';
 import type { EngineStats } from '../support/stats.js';
 import type { Reservation, WaitingPolls } from '../wakeups/waiting-polls.js';
 

@@ -15,7 +15,8 @@ import {
   TASKS_DESTINATION,
   WEBHOOK_DESTINATION,
 } from '../store/outbox-records.js';
-import type { LockedRun, QueueRow } from '../store/records.js';
+import type { LockedRun } from '../store/records.js';
+import type { QueueRow } from '../store/write-set.js';
 
 /** The outbox row for an effect a decision emitted. */
 export function effectRow(run: LockedRun, effect: Effect, taskId: string | null): OutboxWrite {

@@ -1,6 +1,6 @@
 import { taskKey } from '@weft/core';
 import { type Dispatcher, dispatchTaskOf } from '../dispatch/dispatcher.js';
-import type { NewTaskRow, QueueRow } from '../store/records.js';
+import type { NewTaskRow, QueueRow } from '../store/write-set.js';
 import { fault } from '../support/faults.js';
 import type { Logger } from '../support/logger.js';
 

@@ -2,7 +2,8 @@ import type { Action } from '@weft/core';
 import type { Extensions } from '../extensions/extensions.js';
 import type { FinishedRun } from '../extensions/hooks.js';
 import type { ObservedEvent } from '../extensions/observer.js';
-import type { HistoryRow, LockedRun } from '../store/records.js';
+import type { LockedRun } from '../store/records.js';
+import type { HistoryRow } from '../store/write-set.js';
 import { type EngineMeter, silentMeter } from '../support/meter.js';
 
 /** A run start or end the pass measures after commit. */

@@ -3,14 +3,9 @@ import type { Dispatcher } from '../dispatch/dispatcher.js';
 import { BlobUses } from '../payloads/blob-uses.js';
 import { offloadWrites } from '../payloads/offload-writes.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
-import {
-  emptyWriteSet,
-  type LeasedTask,
-  type LockedRun,
-  type RunUpdateRow,
-  type WriteSet,
-} from '../store/records.js';
+import type { LeasedTask, LockedRun } from '../store/records.js';
 import type { StoreTx, Wakeup } from '../store/store.js';
+import { emptyWriteSet, type RunUpdateRow, type WriteSet } from '../store/write-set.js';
 import { fault, isArmed } from '../support/faults.js';
 import type { EngineStats } from '../support/stats.js';
 import type { WaitingPolls } from '../wakeups/waiting-polls.js';

@@ -1,4 +1,5 @@
-import type { DispatchTask, QueueRow, WriteSet } from '../store/records.js';
+import type { DispatchTask } from '../store/records.js';
+import type { QueueRow, WriteSet } from '../store/write-set.js';
 
 /** A task named by a message, as a lease by id receives it. */
 export interface NamedTask {

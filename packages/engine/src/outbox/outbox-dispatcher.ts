@@ -1,7 +1,7 @@
 import { isSystemTaskType } from '@weft/core';
 import { taskMessageRow } from '../decisions/outbox-rows.js';
 import type { RowDispatcher } from '../dispatch/dispatcher.js';
-import type { QueueRow } from '../store/records.js';
+import type { QueueRow } from '../store/write-set.js';
 
 /**
  * A dispatcher for a queue outside PostgreSQL (Redis): a queued task becomes an outbox row in the task's own

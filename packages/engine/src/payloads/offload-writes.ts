@@ -1,5 +1,5 @@
 import type { Json } from '@weft/core';
-import type { WriteSet } from '../store/records.js';
+import type { WriteSet } from '../store/write-set.js';
 import type { BlobUses } from './blob-uses.js';
 import type { PayloadStore } from './payload-store.js';
 

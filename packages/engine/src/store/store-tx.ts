@@ -12,7 +12,6 @@ import type {
   LockedRun,
   ReportVerdict,
   TaskReport,
-  WriteSet,
 } from './records.js';
 import type { RepairRow } from './repair-records.js';
 import type { ScheduleFire, ScheduleRecord, ScheduleSpec } from './schedule-records.js';
@@ -26,6 +25,7 @@ import type {
   NewRun,
   StateKey,
 } from './store-types.js';
+import type { WriteSet } from './write-set.js';
 
 /**
  * Operations inside one transaction. Lock order, everywhere: run rows, then decide-queue rows, then queue

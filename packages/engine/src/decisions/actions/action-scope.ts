@@ -1,5 +1,6 @@
 import type { Action, Workflow } from '@weft/core';
-import type { LockedRun, NewTaskRow, RunUpdateRow, TaskUpdateRow, WriteSet } from '../../store/records.js';
+import type { LockedRun } from '../../store/records.js';
+import type { NewTaskRow, RunUpdateRow, TaskUpdateRow, WriteSet } from '../../store/write-set.js';
 import type { TaskHandOver } from '../hand-over.js';
 import type { HumanTaskSinks } from '../human-task-events.js';
 import type { PassReport } from '../pass-report.js';

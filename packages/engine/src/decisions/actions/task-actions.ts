@@ -1,5 +1,5 @@
 import { taskKey } from '@weft/core';
-import type { NewTaskRow, TaskUpdateRow } from '../../store/records.js';
+import type { NewTaskRow, TaskUpdateRow } from '../../store/write-set.js';
 import { uuidv7 } from '../../support/ids.js';
 import { type ActionWriter, attemptKey, type Mutable } from './action-scope.js';
 

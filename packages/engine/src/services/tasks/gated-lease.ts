@@ -1,8 +1,9 @@
 import type { NamedTask } from '../../dispatch/dispatcher.js';
 import type { Gate } from '../../extensions/gate.js';
 import { callRelease } from '../../extensions/gate-slots.js';
-import { emptyWriteSet, type LeasedTask, type QueueRow } from '../../store/records.js';
+import type { LeasedTask } from '../../store/records.js';
 import type { LeaseOutcome, LeaseRequest } from '../../store/store.js';
+import { emptyWriteSet, type QueueRow } from '../../store/write-set.js';
 import type { TaskDeps } from './task-deps.js';
 
 const later = (a: Date | null, ms: number) => {
