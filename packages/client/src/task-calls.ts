@@ -1,5 +1,5 @@
 import type { TaskLogHolder, TaskLogWrite } from './task-log-types.js';
-import type { DispatchInfo, LeasedTask, Report, ReportResult } from './types.js';
+import type { DispatchInfo, LeasedTask, Report, ReportBase, ReportResult } from './types.js';
 
 /**
  * One JSON request of the worker protocol, resolving to the parsed answer: the transport a `TaskCalls`
@@ -21,19 +21,10 @@ export interface Leased {
 }
 
 /** A task a worker holds, named with its lease: what a heartbeat renews. */
-export interface HeldTask {
-  run_id: string;
-  task_id: string;
-  attempt: number;
-  lease_token: string;
-}
+export type HeldTask = Pick<ReportBase, 'run_id' | 'task_id' | 'attempt' | 'lease_token'>;
 
 /** A task named by a queue message, at the attempt the message was for. */
-export interface QueuedTask {
-  run_id: string;
-  task_id: string;
-  attempt: number;
-}
+export type QueuedTask = Omit<HeldTask, 'lease_token'>;
 
 /** What a report asks back: up to `max` new tasks of these types for the worker's free slots. */
 export interface NextTasks {
