@@ -124,3 +124,9 @@ process.on('message', (m: EmbeddedRequest) => {
 
 await weft.ready();
 process.send?.({ ready: true });
+
+// The benchmark that forked this process is gone (it crashed or was killed): nothing will ask for a stop,
+// so stop here rather than keep polling the database and loading the machine of the next measurement.
+process.on('disconnect', () => {
+  weft.stop().finally(() => process.exit(1));
+});
