@@ -157,7 +157,8 @@ export class EmbeddedEngine {
       ...(options.version !== undefined ? { version: options.version } : {}),
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
     });
-    return { id: run.id, result: () => this.result<O>(run.id) };
+    // The handle waits from the run as its start committed it: no read until the run ends.
+    return { id: run.id, result: () => this.outcome<O>(run.id, run) };
   }
 
   /**
@@ -183,8 +184,13 @@ export class EmbeddedEngine {
   }
 
   /** Waits for a run to end: its output, or RunFailedError. */
-  async result<O extends Json = Json>(runId: string): Promise<O> {
-    const run = await this.settled(runId);
+  result<O extends Json = Json>(runId: string): Promise<O> {
+    return this.outcome<O>(runId);
+  }
+
+  private async outcome<O extends Json>(runId: string, seen?: RunRecord): Promise<O> {
+    await this.ready();
+    const run = await this.waiter.wait(runId, seen);
     if (run.status !== 'completed') throw new RunFailedError(run);
     return run.output as O;
   }
