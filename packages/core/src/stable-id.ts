@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Identities computed from what they identify, so that deciding the same thing again gives the same id.
@@ -6,9 +6,11 @@ import { createHash } from 'node:crypto';
  */
 
 function digest(parts: readonly (string | number)[]): Buffer {
-  const hash = createHash('sha256');
-  for (const part of parts) hash.update(`${String(part)}\u0000`);
-  return hash.digest();
+  // One call on the whole text (each part followed by a NUL): the same bytes as hashing part by part, at
+  // about half the cost (a decision computes two of these a task).
+  let text = '';
+  for (const part of parts) text += `${String(part)}\u0000`;
+  return hash('sha256', text, 'buffer');
 }
 
 function format(bytes: Buffer): string {

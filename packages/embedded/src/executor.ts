@@ -32,7 +32,7 @@ export class Executor {
       concurrency: options.concurrency,
       logger: options.logger,
       label: 'embedded executor',
-      handler: async (task, signal): Promise<TaskReport['outcome']> => {
+      handler: async (task, abort): Promise<TaskReport['outcome']> => {
         const held = {
           runId: task.runId,
           taskId: task.id,
@@ -48,7 +48,10 @@ export class Executor {
             iteration: task.iteration,
             attempt: task.attempt,
             idempotencyKey: task.idempotencyKey,
-            signal,
+            // Made when the handler first reads it (see InProcessWorker).
+            get signal() {
+              return abort.signal;
+            },
             log: log.log,
           });
           return { kind: 'completed', output: (output ?? null) as Json };

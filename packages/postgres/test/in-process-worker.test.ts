@@ -166,7 +166,7 @@ describe('the in-process worker', () => {
     const ids = await startRuns('iw-stop', 3);
     const { tasks, calls } = counted();
     const signals: AbortSignal[] = [];
-    const w = worker(tasks, ['iw.stop'], 3, async (_task, signal) => {
+    const w = worker(tasks, ['iw.stop'], 3, async (_task, { signal }) => {
       signals.push(signal);
       await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
       return { kind: 'completed', output: null };
@@ -178,6 +178,35 @@ describe('the in-process worker', () => {
     expect(signals.every((s) => s.aborted)).toBe(true);
     expect(calls.reports).toHaveLength(0);
     for (const id of ids) expect((await h.engine.runs.get(id)).status).toBe('running');
+    for (const id of ids) await h.engine.control.cancel(id, { by: 'test' });
+  });
+
+  it('makes a task signal only when its handler asks, aborted already if the task was', async () => {
+    await h.engine.definitions.deploy(
+      'default',
+      'name: iw-late-signal\nnodes:\n  - { id: s, task_type: iw.late }\n',
+    );
+    const ids = await startRuns('iw-late-signal', 2);
+    const { tasks } = counted();
+    const aborts: { readonly signal: AbortSignal }[] = [];
+    let finish = () => {};
+    const finished = new Promise<void>((r) => (finish = r));
+    const w = worker(tasks, ['iw.late'], 2, async (_task, abort) => {
+      aborts.push(abort);
+      await finished;
+      return { kind: 'completed', output: null };
+    });
+    w.start();
+    await eventually(async () => (aborts.length === 2 ? true : undefined));
+    // One handler asks for its signal while running, the other only after the worker stopped.
+    const early = aborts[0]!.signal;
+    expect(early.aborted).toBe(false);
+    const stopping = w.stop();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(early.aborted).toBe(true);
+    expect(aborts[1]!.signal.aborted).toBe(true);
+    finish();
+    await stopping;
     for (const id of ids) await h.engine.control.cancel(id, { by: 'test' });
   });
 

@@ -3,8 +3,38 @@ import type { LeasedTask, TaskReport } from '../store/records.js';
 import type { Logger } from '../support/logger.js';
 import { ReportBatches } from './report-batches.js';
 
-/** Runs one leased task in process; `signal` aborts when the lease is lost or the worker stops. */
-export type InProcessHandler = (task: LeasedTask, signal: AbortSignal) => Promise<TaskReport['outcome']>;
+/** A running task's abort: its `signal` aborts when the lease is lost or the worker stops. */
+export interface TaskAbort {
+  readonly signal: AbortSignal;
+}
+
+/** Runs one leased task in process; `abort.signal` aborts when the lease is lost or the worker stops. */
+export type InProcessHandler = (task: LeasedTask, abort: TaskAbort) => Promise<TaskReport['outcome']>;
+
+/**
+ * A task's abort, its AbortController made only when the handler asks for the signal: most handlers never
+ * do, and a controller and its signal cost more than the rest of a no-op task's bookkeeping.
+ */
+class LazyAbort implements TaskAbort {
+  private controller: AbortController | null = null;
+  private reason: unknown;
+  aborted = false;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
 
 /** How an in-process worker runs. */
 export interface InProcessWorkerOptions {
@@ -25,7 +55,7 @@ export interface InProcessWorkerOptions {
 
 interface Running {
   readonly task: LeasedTask;
-  readonly abort: AbortController;
+  readonly abort: LazyAbort;
 }
 
 /** How long one poll waits in the task service when nothing is queued. */
@@ -138,12 +168,12 @@ export class InProcessWorker {
 
   private execute(task: LeasedTask): void {
     if (this.stopper.signal.aborted) return;
-    const abort = new AbortController();
+    const abort = new LazyAbort();
     this.running.set(task.id, { task, abort });
     void (async () => {
       let outcome: TaskReport['outcome'];
       try {
-        outcome = await this.options.handler(task, abort.signal);
+        outcome = await this.options.handler(task, abort);
       } catch (error) {
         outcome = {
           kind: 'failed',
@@ -166,7 +196,7 @@ export class InProcessWorker {
    * renewed no more, even if its handler never returns: its lease must run out so another process can take it.
    */
   private async renew(): Promise<void> {
-    const held = [...this.running.values()].filter((r) => !r.abort.signal.aborted);
+    const held = [...this.running.values()].filter((r) => !r.abort.aborted);
     if (held.length === 0) return;
     try {
       const { lost } = await this.tasks.heartbeat(

@@ -46,8 +46,10 @@ export class SystemTaskRunner {
       concurrency: options.concurrency,
       logger: options.logger,
       label: 'system tasks',
-      handler: (task, signal) =>
-        traceSystemTask(task, this.name, () => options.handlers[task.taskType]!(task.input, signal, task)),
+      handler: (task, abort) =>
+        traceSystemTask(task, this.name, () =>
+          options.handlers[task.taskType]!(task.input, abort.signal, task),
+        ),
     });
   }
 
