@@ -33,8 +33,11 @@ export class RunService {
 
   private readonly starts = new Batcher<StartRequest, StartResult>(
     (requests) => startBatch(this.ctx, requests),
+    // A burst of 200 starts goes as two transactions side by side rather than one: the first runs' first
+    // tasks start while the second half is still being written (W1's embedded burst about 4% faster,
+    // rounds of 100 and 200 interleaved in one process).
     {
-      maxBatch: 200,
+      maxBatch: 100,
       maxInFlight: 4,
     },
   );
