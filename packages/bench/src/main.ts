@@ -70,9 +70,9 @@ async function runWorkloads(baseUrl: string): Promise<void> {
     .map((w) => w.trim().toUpperCase());
   for (const w of chosen) if (!all[w]) throw new Error(`unknown workload ${w}; choose from W1, W2, W3, W4`);
   if (o.peers) {
-    const { workers, concurrency, redisUrl, repeat, out, dbName } = o;
+    const { workers, concurrency, redisUrl, repeat, out, dbName, peersWarmUp: warmUpBursts } = o;
     const workloads = chosen.map((id) => all[id]!());
-    const env = { baseUrl, dbName, workers, concurrency, redisUrl, repeat, out, log };
+    const env = { baseUrl, dbName, workers, concurrency, redisUrl, repeat, out, log, warmUpBursts };
     await runPeers({ ...env, embeddedConcurrency, workloads, postgres: await serverVersion(baseUrl) });
     return;
   }

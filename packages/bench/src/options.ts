@@ -26,6 +26,8 @@ export interface BenchOptions {
   readonly purgeRuns: number;
   readonly tracingCost?: boolean;
   readonly peers?: boolean;
+  /** With --peers: unmeasured bursts of the measured size each contender runs first. */
+  readonly peersWarmUp: number;
   readonly redisUrl: string;
   /** True when `--workloads` was not given (the peers then default to W1 and W2). */
   readonly defaultWorkloads: boolean;
@@ -94,6 +96,12 @@ const program = new Command('bench')
   .option(
     '--peers',
     'instead of the workloads: W1 and W2 (or --workloads) on Weft (server and embedded), DBOS Transact and BullMQ in interleaved rounds (--repeat)',
+  )
+  .option(
+    '--peers-warm-up <bursts>',
+    'with --peers: unmeasured bursts, each the size of the measured one, that every contender runs first',
+    Number,
+    3,
   )
   .option(
     '--redis-url <url>',

@@ -11,7 +11,7 @@ import {
   type PeerEnv,
   type PeerRun,
   shownUrl,
-  warmUpRuns,
+  warmUpBursts,
 } from './contender.js';
 
 const WORKER = fileURLToPath(new URL('./bullmq-worker.js', import.meta.url));
@@ -95,7 +95,8 @@ async function runBullmq(env: PeerEnv, workload: Workload, prefix: string): Prom
   const segments = segmentsOf(layersOf(workload));
   const connection = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
   // The events stream is long enough to hold every event of the burst, so that none is trimmed unread.
-  const maxLen = 20 * (workload.runs + warmUpRuns(workload)) * workload.steps;
+  const warm = warmUpBursts(env, workload);
+  const maxLen = 20 * (workload.runs + warm.reduce((a, b) => a + b, 0)) * workload.steps;
   const queue = new Queue(QUEUE, { connection, prefix, streams: { events: { maxLen } } });
   const flows = new FlowProducer({ connection, prefix });
   const events = new QueueEvents(QUEUE, { connection, prefix });
@@ -128,7 +129,7 @@ async function runBullmq(env: PeerEnv, workload: Workload, prefix: string): Prom
       events.removeAllListeners('completed');
       return { startedAt, endedAt };
     };
-    await burst(warmUpRuns(workload));
+    for (const runs of warm) await burst(runs);
     await counts(workers);
     const { startedAt, endedAt } = await burst(workload.runs);
     const steps = (await counts(workers)).reduce((a, b) => a + b, 0);

@@ -43,12 +43,18 @@ export interface PeerEnv {
   readonly concurrency: number;
   /** Steps Weft's embedded path runs at once in its one process. */
   readonly embeddedConcurrency: number;
+  /** Unmeasured bursts of the measured size each contender runs before its measured one. */
+  readonly warmUpBursts: number;
   readonly log: (line: string) => void;
 }
 
-/** Runs started, unmeasured, before each measurement: a fifth of the workload (at least 20), as the Weft bench. */
-export function warmUpRuns(workload: Workload): number {
-  return Math.min(Math.max(20, Math.round(workload.runs / 5)), workload.runs * 2);
+/**
+ * The unmeasured bursts each contender runs, one after the other, before its measured one: `warmUpBursts`
+ * of the measured size, the same for every contender, so that each is measured warm (its code compiled by
+ * the JIT, its pools and caches filled), as a service that has been running is.
+ */
+export function warmUpBursts(env: Pick<PeerEnv, 'warmUpBursts'>, workload: Workload): number[] {
+  return Array.from({ length: Math.max(0, env.warmUpBursts) }, () => workload.runs);
 }
 
 /**

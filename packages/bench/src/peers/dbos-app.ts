@@ -4,12 +4,12 @@
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { inLanes, nowMs } from './contender.js';
 
-/** What the parent sends: a burst of `runs` runs of `workload` after `warm` unmeasured ones. */
+/** What the parent sends: a burst of `runs` runs of `workload` after unmeasured bursts of `warm` runs each. */
 interface Burst {
   readonly cmd: 'burst';
   readonly workload: string;
   readonly runs: number;
-  readonly warm: number;
+  readonly warm: readonly number[];
 }
 
 const layers: Record<string, string[][]> = JSON.parse(process.env.WEFT_PEER_LAYERS!);
@@ -49,7 +49,7 @@ process.on('message', (m: Burst | { cmd: 'stop' }) => {
   }
   void (async () => {
     try {
-      await startAndAwait(m.workload, m.warm);
+      for (const runs of m.warm) await startAndAwait(m.workload, runs);
       executed = 0;
       const startedAt = nowMs();
       await startAndAwait(m.workload, m.runs);

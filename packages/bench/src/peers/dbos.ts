@@ -9,7 +9,7 @@ import {
   type PeerEnv,
   type PeerRun,
   synchronousCommit,
-  warmUpRuns,
+  warmUpBursts,
 } from './contender.js';
 
 const APP = fileURLToPath(new URL('./dbos-app.js', import.meta.url));
@@ -49,7 +49,7 @@ export function dbosTransact(env: PeerEnv): Contender {
       const url = await emptyDatabase(env.baseUrl, database);
       const app = await startApp(url, workload);
       try {
-        return await burst(app, workload);
+        return await burst(app, workload, warmUpBursts(env, workload));
       } finally {
         await stop(app);
       }
@@ -76,7 +76,7 @@ async function startApp(url: string, workload: Workload): Promise<ChildProcess> 
   return child;
 }
 
-function burst(app: ChildProcess, workload: Workload): Promise<PeerRun> {
+function burst(app: ChildProcess, workload: Workload, warm: readonly number[]): Promise<PeerRun> {
   return new Promise((resolve, reject) => {
     const exited = (code: number | null) =>
       reject(new Error(`the DBOS application exited with code ${code}`));
@@ -86,7 +86,7 @@ function burst(app: ChildProcess, workload: Workload): Promise<PeerRun> {
       if ('error' in m) reject(new Error(`DBOS: ${m.error}`));
       else resolve(m);
     });
-    app.send({ cmd: 'burst', workload: workload.id, runs: workload.runs, warm: warmUpRuns(workload) });
+    app.send({ cmd: 'burst', workload: workload.id, runs: workload.runs, warm });
   });
 }
 

@@ -35,7 +35,7 @@ export function peersTable(
     `Workloads: ${workloads.map((w) => `${w.id} ${w.title}, ${w.runs} runs of ${w.steps} no-op steps`).join('; ')}.`,
   );
   out.push(
-    'Each contender: set up afresh, the same warm-up, then every run started at once; timed from the first start',
+    'Each contender: set up afresh, the same warm-up (bursts of the measured size), then every run started at once; timed from the first start',
   );
   out.push(
     "to the last run seen completed. Ratios: Weft steps/s over the peer's, per round; the median of those.",

@@ -2,7 +2,7 @@ import type postgres from 'postgres';
 import { whenAllRunsClosed } from '../completion-watch.js';
 import type { Timing } from '../phases.js';
 import type { Workload } from '../workloads.js';
-import { nowMs, type PeerRun, warmUpRuns } from './contender.js';
+import { nowMs, type PeerRun } from './contender.js';
 
 /** How a Weft contender starts runs and hands over its handlers' timings. */
 export interface WeftBurstTarget {
@@ -13,16 +13,20 @@ export interface WeftBurstTarget {
 }
 
 /**
- * Warms a Weft contender up, then times one burst of the workload's runs from just before the first start
- * to the moment no run is open in PostgreSQL; every run must have completed.
+ * Warms a Weft contender up with the `warm` bursts, each waited for, then times one burst of the workload's
+ * runs from just before the first start to the moment no run is open in PostgreSQL; every run must have
+ * completed.
  */
 export async function timeWeftBurst(
   admin: postgres.Sql,
   workload: Workload,
   target: WeftBurstTarget,
+  warm: readonly number[],
 ): Promise<PeerRun> {
-  await target.burst(warmUpRuns(workload));
-  await whenAllRunsClosed(admin);
+  for (const runs of warm) {
+    await target.burst(runs);
+    await whenAllRunsClosed(admin);
+  }
   await target.timings();
 
   const startedAt = nowMs();

@@ -2,7 +2,14 @@ import { connect } from '@weft/postgres';
 import { startEmbeddedChild } from '../embedded-child.js';
 import { freshDatabase } from '../fresh-database.js';
 import type { Workload } from '../workloads.js';
-import { type Contender, installed, type PeerEnv, type PeerRun, synchronousCommit } from './contender.js';
+import {
+  type Contender,
+  installed,
+  type PeerEnv,
+  type PeerRun,
+  synchronousCommit,
+  warmUpBursts,
+} from './contender.js';
 import { timeWeftBurst } from './weft-burst.js';
 
 /**
@@ -36,10 +43,15 @@ async function runEmbeddedWeft(env: PeerEnv, workload: Workload): Promise<PeerRu
   const child = await startEmbeddedChild(dbUrl, definition, env.embeddedConcurrency);
   try {
     await child.deploy(workload.yaml);
-    return await timeWeftBurst(admin, workload, {
-      burst: (n) => child.burst(n),
-      timings: () => child.dump(),
-    });
+    return await timeWeftBurst(
+      admin,
+      workload,
+      {
+        burst: (n) => child.burst(n),
+        timings: () => child.dump(),
+      },
+      warmUpBursts(env, workload),
+    );
   } finally {
     await child.stop();
     await admin.end();

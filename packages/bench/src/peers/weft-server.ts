@@ -4,7 +4,14 @@ import { freshDatabase } from '../fresh-database.js';
 import { startBurst } from '../phases.js';
 import { startServer, startWorker, type WorkerProcess } from '../processes.js';
 import type { Workload } from '../workloads.js';
-import { type Contender, installed, type PeerEnv, type PeerRun, synchronousCommit } from './contender.js';
+import {
+  type Contender,
+  installed,
+  type PeerEnv,
+  type PeerRun,
+  synchronousCommit,
+  warmUpBursts,
+} from './contender.js';
 import { timeWeftBurst } from './weft-burst.js';
 
 /**
@@ -41,10 +48,15 @@ async function runWeft(env: PeerEnv, workload: Workload): Promise<PeerRun> {
       workers.push(await startWorker(server.url, `peer-${i + 1}`, env.concurrency));
     await client.deploy(workload.yaml);
     const definition = `bench-${workload.id.toLowerCase()}`;
-    return await timeWeftBurst(admin, workload, {
-      burst: (count) => startBurst(client, definition, count),
-      timings: async () => (await Promise.all(workers.map((w) => w.dump()))).flat(),
-    });
+    return await timeWeftBurst(
+      admin,
+      workload,
+      {
+        burst: (count) => startBurst(client, definition, count),
+        timings: async () => (await Promise.all(workers.map((w) => w.dump()))).flat(),
+      },
+      warmUpBursts(env, workload),
+    );
   } finally {
     await client.close();
     await Promise.all(workers.map((w) => w.stop()));
