@@ -28,3 +28,16 @@ export async function emptyDatabase(baseUrl: string, name: string): Promise<stri
   u.pathname = `/${name}`;
   return u.toString();
 }
+
+/**
+ * Drops the database `name` (the benchmark's own) once it has been measured: left behind, its dead rows
+ * would be vacuumed while the next contender or phase is being measured.
+ */
+export async function dropDatabase(baseUrl: string, name: string): Promise<void> {
+  const admin = connect(baseUrl, { max: 1 });
+  try {
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}

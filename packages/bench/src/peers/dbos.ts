@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { emptyDatabase } from '../fresh-database.js';
+import { dropDatabase, emptyDatabase } from '../fresh-database.js';
 import type { Workload } from '../workloads.js';
 import {
   type Contender,
@@ -52,6 +52,7 @@ export function dbosTransact(env: PeerEnv): Contender {
         return await burst(app, workload, warmUpBursts(env, workload));
       } finally {
         await stop(app);
+        await dropDatabase(env.baseUrl, database);
       }
     },
   };

@@ -1,6 +1,6 @@
 import { connect } from '@weft/postgres';
 import { startEmbeddedChild } from '../embedded-child.js';
-import { freshDatabase } from '../fresh-database.js';
+import { dropDatabase, freshDatabase } from '../fresh-database.js';
 import type { Workload } from '../workloads.js';
 import {
   type Contender,
@@ -55,5 +55,6 @@ async function runEmbeddedWeft(env: PeerEnv, workload: Workload): Promise<PeerRu
   } finally {
     await child.stop();
     await admin.end();
+    await dropDatabase(env.baseUrl, `${env.dbName}_weft_embedded`);
   }
 }

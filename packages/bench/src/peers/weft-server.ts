@@ -1,6 +1,6 @@
 import { WeftClient } from '@weft/client';
 import { connect, freePort } from '@weft/postgres';
-import { freshDatabase } from '../fresh-database.js';
+import { dropDatabase, freshDatabase } from '../fresh-database.js';
 import { startBurst } from '../phases.js';
 import { startServer, startWorker, type WorkerProcess } from '../processes.js';
 import type { Workload } from '../workloads.js';
@@ -62,5 +62,6 @@ async function runWeft(env: PeerEnv, workload: Workload): Promise<PeerRun> {
     await Promise.all(workers.map((w) => w.stop()));
     await server.stop();
     await admin.end();
+    await dropDatabase(env.baseUrl, `${env.dbName}_weft`);
   }
 }
