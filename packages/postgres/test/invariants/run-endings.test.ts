@@ -68,6 +68,19 @@ function engine(options: Parameters<typeof createEngine>[0]): EmbeddedEngine {
   return e;
 }
 
+/** An engine on a counted store running every step itself, the workflow `yaml` deployed; no safety look. */
+async function stepping(yaml: string) {
+  const { store, reads } = countedStore();
+  const e = engine({
+    store,
+    config,
+    resultLookMs: NEVER,
+    handlers: [handle(step, ({ n }) => ({ n: n + 1 }))],
+  });
+  await e.deploy(yaml);
+  return { e, reads };
+}
+
 /** Settles within `ms`, or fails saying what did not happen. */
 function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
   return Promise.race([
@@ -100,14 +113,7 @@ describe('run endings', () => {
   });
 
   it('awaiting 200 runs started here reads each once, when it ends, not on every step, many in one read', async () => {
-    const { store, reads } = countedStore();
-    const e = engine({
-      store,
-      config,
-      resultLookMs: NEVER,
-      handlers: [handle(step, ({ n }) => ({ n: n + 1 }))],
-    });
-    await e.deploy(chain('re-many', 5));
+    const { e, reads } = await stepping(chain('re-many', 5));
     const runs = await Promise.all(Array.from({ length: 200 }, () => e.start('re-many', {})));
     const before = reads.getRun;
     const callsBefore = reads.calls;
@@ -115,20 +121,13 @@ describe('run endings', () => {
     const read = reads.getRun - before;
     // 1,000 steps; each run is read once, when its end is announced: its handle knows it was started open.
     expect(read).toBe(200);
-    // And the reads of one turn go together: the 200 awaits in one, the ends of a pass in one.
+    // And the reads of one turn go together: the ends of a pass in one.
     expect(reads.calls - callsBefore).toBeLessThanOrEqual(60);
     expect(reads.endedRuns).toBe(0);
   });
 
   it('a handle awaited after its run ended resolves from the ends this process heard of', async () => {
-    const { store, reads } = countedStore();
-    const e = engine({
-      store,
-      config,
-      resultLookMs: NEVER,
-      handlers: [handle(step, ({ n }) => ({ n: n + 1 }))],
-    });
-    await e.deploy(chain('re-late', 2));
+    const { e, reads } = await stepping(chain('re-late', 2));
     const run = await e.start('re-late', {});
     // The run ends before its handle is awaited: the handle's start saw it open, but its end was heard.
     await e.settled(run.id);
