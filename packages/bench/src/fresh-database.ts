@@ -17,13 +17,7 @@ export async function freshDatabase(baseUrl: string, name: string): Promise<stri
 
 /** Drops and creates the database `name` (the benchmark's own) on the server of `baseUrl`; returns its URL. */
 export async function emptyDatabase(baseUrl: string, name: string): Promise<string> {
-  const admin = connect(baseUrl, { max: 1 });
-  try {
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.unsafe(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
+  await onServer(baseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`, `CREATE DATABASE ${name}`);
   const u = new URL(baseUrl);
   u.pathname = `/${name}`;
   return u.toString();
@@ -34,9 +28,14 @@ export async function emptyDatabase(baseUrl: string, name: string): Promise<stri
  * would be vacuumed while the next contender or phase is being measured.
  */
 export async function dropDatabase(baseUrl: string, name: string): Promise<void> {
+  await onServer(baseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+}
+
+/** Runs the benchmark's own statements, in order, on one connection to the server of `baseUrl`. */
+async function onServer(baseUrl: string, ...statements: string[]): Promise<void> {
   const admin = connect(baseUrl, { max: 1 });
   try {
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    for (const statement of statements) await admin.unsafe(statement);
   } finally {
     await admin.end();
   }
