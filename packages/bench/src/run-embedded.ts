@@ -47,7 +47,8 @@ export async function runEmbedded(workload: Workload, o: EmbeddedRunOptions): Pr
     await phases.warmUp();
     const burst = await measureBurst(target, phases, () => child.counters());
     const rest = await latencyPhases(phases, workload, burst, o);
-    return measurement('embedded', workload, burst, rest, await peakRss(child.child.pid!), 0);
+    const memory = { server: await peakRss(child.child.pid!), worker: 0, workerPrivate: 0 };
+    return measurement('embedded', workload, burst, rest, memory);
   } finally {
     await child.stop();
   }

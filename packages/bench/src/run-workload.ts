@@ -2,6 +2,7 @@ import { WeftClient } from '@weft/client';
 import type postgres from 'postgres';
 import { type BurstFigures, measureBurst } from './burst.js';
 import type { EngineCounters } from './embedded-protocol.js';
+import { PrivateMemoryWatch } from './memory-watch.js';
 import {
   type CpuPerStep,
   type Latency,
@@ -50,6 +51,11 @@ export interface Measurement {
   readonly serverRssMb: number;
   /** Peak RSS of the worker processes (0 on the embedded path: it has none). */
   readonly workerRssMb: number;
+  /**
+   * Peak private (anonymous) memory of a worker process, without the Node binary's pages that every Node
+   * process on the host shares (0 on the embedded path).
+   */
+  readonly workerPrivateMb: number;
   /** Node instances the server read per event decided, during the burst (it follows the frontier). */
   readonly readsPerEvent: number;
   /**
@@ -91,10 +97,12 @@ export interface RunOptions {
 export async function runWorkload(workload: Workload, o: RunOptions): Promise<Measurement> {
   const server = await startServer(o.databaseUrl, o.port);
   const workers: WorkerProcess[] = [];
+  let watch: PrivateMemoryWatch | null = null;
   const client = new WeftClient({ url: server.url, connections: 32 });
   try {
     for (let i = 0; i < o.workers; i++)
       workers.push(await startWorker(server.url, `bench-${i + 1}`, o.concurrency));
+    watch = new PrivateMemoryWatch(workers.map((w) => w.child.pid!));
     await client.deploy(workload.yaml);
     const target = {
       starter: serverStarter(client, `bench-${workload.id.toLowerCase()}`, workload.input),
@@ -111,8 +119,14 @@ export async function runWorkload(workload: Workload, o: RunOptions): Promise<Me
     const burst = await measureBurst(target, phases, () => engineMetrics(server.url));
     const rest = await latencyPhases(phases, workload, burst, o);
     const workerRss = Math.max(...(await Promise.all(workers.map((w) => peakRss(w.child.pid!)))));
-    return measurement('server', workload, burst, rest, await peakRss(server.child.pid!), workerRss);
+    const memory = {
+      server: await peakRss(server.child.pid!),
+      worker: workerRss,
+      workerPrivate: await watch.stop(),
+    };
+    return measurement('server', workload, burst, rest, memory);
   } finally {
+    await watch?.stop();
     await client.close();
     await Promise.all(workers.map((w) => w.stop()));
     await server.stop();
@@ -138,14 +152,20 @@ export async function latencyPhases(
   return { paced, fixed, few };
 }
 
-/** A Measurement from a burst's figures, the latency phases and the processes' peak RSS (bytes). */
+/** Peak memory of the processes, in bytes: RSS of the server (embedded: its one process) and of a worker, and a worker's private memory. */
+export interface PeakMemory {
+  readonly server: number;
+  readonly worker: number;
+  readonly workerPrivate: number;
+}
+
+/** A Measurement from a burst's figures, the latency phases and the processes' peak memory. */
 export function measurement(
   path: Path,
   workload: Workload,
   b: BurstFigures,
   rest: Pick<Measurement, 'paced' | 'fixed' | 'few'>,
-  serverRss: number,
-  workerRss: number,
+  memory: PeakMemory,
 ): Measurement {
   const steps = b.timings.length;
   return {
@@ -163,8 +183,9 @@ export function measurement(
     commitsPerStep: b.commits / steps,
     statementsPerStep: b.counters.statements / steps,
     walBytesPerStep: b.walBytes / steps,
-    serverRssMb: serverRss / 2 ** 20,
-    workerRssMb: workerRss / 2 ** 20,
+    serverRssMb: memory.server / 2 ** 20,
+    workerRssMb: memory.worker / 2 ** 20,
+    workerPrivateMb: memory.workerPrivate / 2 ** 20,
     readsPerEvent: b.counters.reads / Math.max(1, b.counters.events),
     cpuPerStep: b.cpuPerStep,
   };

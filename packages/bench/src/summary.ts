@@ -26,6 +26,7 @@ export function summarise(id: string, samples: readonly Measurement[]): Measurem
     walBytesPerStep: pick((s) => s.walBytesPerStep),
     serverRssMb: Math.max(...samples.map((s) => s.serverRssMb)),
     workerRssMb: Math.max(...samples.map((s) => s.workerRssMb)),
+    workerPrivateMb: Math.max(...samples.map((s) => s.workerPrivateMb)),
     readsPerEvent: pick((s) => s.readsPerEvent),
     cpuPerStep: {
       server: pick((s) => s.cpuPerStep.server),

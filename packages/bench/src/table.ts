@@ -35,6 +35,7 @@ const HEADER = [
   'WAL B/step',
   'server RSS MB',
   'worker RSS MB',
+  'worker own MB',
   'CPU ms/step srv/wrk/pg',
   'reads/event',
   'vs floor',
@@ -80,6 +81,7 @@ function mainRow(r: Measurement, floor: number | null): string[] {
     Math.round(r.walBytesPerStep).toString(),
     r.serverRssMb.toFixed(0),
     embedded ? '-' : r.workerRssMb.toFixed(0),
+    embedded ? '-' : r.workerPrivateMb.toFixed(0),
     `${f2(r.cpuPerStep.server)}/${embedded ? '-' : f2(r.cpuPerStep.workers)}/${f2(r.cpuPerStep.postgres)}`,
     r.readsPerEvent.toFixed(1),
     floor ? `${((r.stepsPerSec / floor) * 100).toFixed(0)}%` : '',
@@ -145,6 +147,7 @@ function notes(t: TableInput): string[] {
     'Throughput, commits, WAL and CPU: every run started at once (burst), until the last run is seen completed in PostgreSQL.',
     `Latency: runs arriving at a steady rate (${Math.round(o.pacedShare * 100)}% of the burst rate); "fixed": arriving at ${o.rate} steps/s on any machine and version;`,
     `"few": only ${o.few} runs in flight; "burst": latency while all runs queue.`,
+    "worker own MB: a worker process's peak private memory (its heap, buffers and threads), without the Node binary's pages in its RSS, which every Node process on the host shares.",
     'reads/event: node instances the engine read per event decided; it stays flat as runs grow (W3: 102 tasks a run; W4: 5,001).',
   ];
   const cpuOf = (c: CpuPerStep | undefined) =>

@@ -69,8 +69,15 @@ describe('npm run bench', () => {
         expect(m[field], `${m.workload} ${m.path} ${field}`).toBeGreaterThan(0);
       }
       // The embedded path has no worker processes; its one process is in the server columns.
-      if (m.path === 'server') expect(m.workerRssMb).toBeGreaterThan(0);
-      else expect(m.workerRssMb).toBe(0);
+      if (m.path === 'server') {
+        expect(m.workerRssMb).toBeGreaterThan(0);
+        // Private memory is part of the RSS, without the shared pages of the Node binary.
+        expect(m.workerPrivateMb).toBeGreaterThan(0);
+        expect(m.workerPrivateMb).toBeLessThan(m.workerRssMb);
+      } else {
+        expect(m.workerRssMb).toBe(0);
+        expect(m.workerPrivateMb).toBe(0);
+      }
       expect(m.cpuPerStep.server).toBeGreaterThan(0);
       // The burst ends when its last run is seen completed in PostgreSQL, which is after its last handler
       // ended (that run's report and decision still had to commit), on both paths.
