@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { statusBytes } from './stats.js';
 
 /** How often the processes' memory is read. */
 const EVERY_MS = 50;
@@ -14,6 +14,7 @@ export class PrivateMemoryWatch {
   private peak = 0;
   private readonly timer: NodeJS.Timeout;
   private reading = false;
+  private stopped = false;
 
   constructor(private readonly pids: readonly number[]) {
     this.timer = setInterval(() => void this.sample(), EVERY_MS);
@@ -21,8 +22,13 @@ export class PrivateMemoryWatch {
     void this.sample();
   }
 
-  /** Stops sampling (after a last sample) and returns the highest private memory seen, in bytes. */
+  /**
+   * Stops sampling (after a last sample) and returns the highest private memory seen, in bytes. Once
+   * stopped, it returns that figure again without reading.
+   */
   async stop(): Promise<number> {
+    if (this.stopped) return this.peak;
+    this.stopped = true;
     clearInterval(this.timer);
     await this.sample();
     return this.peak;
@@ -32,21 +38,10 @@ export class PrivateMemoryWatch {
     if (this.reading) return;
     this.reading = true;
     try {
-      const sizes = await Promise.all(this.pids.map(privateBytes));
+      const sizes = await Promise.all(this.pids.map((pid) => statusBytes(pid, 'RssAnon')));
       this.peak = Math.max(this.peak, ...sizes);
     } finally {
       this.reading = false;
     }
-  }
-}
-
-/** A process's resident anonymous memory in bytes (0 if it is gone or /proc is not there). */
-async function privateBytes(pid: number): Promise<number> {
-  try {
-    const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    const kb = /RssAnon:\s+(\d+) kB/.exec(status)?.[1];
-    return kb ? Number(kb) * 1024 : 0;
-  } catch {
-    return 0;
   }
 }

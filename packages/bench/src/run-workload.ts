@@ -152,7 +152,10 @@ export async function latencyPhases(
   return { paced, fixed, few };
 }
 
-/** Peak memory of the processes, in bytes: RSS of the server (embedded: its one process) and of a worker, and a worker's private memory. */
+/**
+ * Peak memory of the processes, in bytes: the RSS of the server (embedded: its one process) and of a
+ * worker, and a worker's private memory.
+ */
 export interface PeakMemory {
   readonly server: number;
   readonly worker: number;

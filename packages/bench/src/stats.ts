@@ -14,11 +14,19 @@ export function median(values: readonly number[]): number {
 }
 
 /** Peak resident memory of a process in bytes, from /proc (0 where /proc is not available). */
-export async function peakRss(pid: number): Promise<number> {
+export function peakRss(pid: number): Promise<number> {
+  return statusBytes(pid, 'VmHWM');
+}
+
+/**
+ * A memory figure of a process's /proc status in bytes: `VmHWM` (peak RSS) or `RssAnon` (resident private
+ * memory). 0 if the process is gone or /proc is not available.
+ */
+export async function statusBytes(pid: number, field: 'VmHWM' | 'RssAnon'): Promise<number> {
   try {
     const { readFile } = await import('node:fs/promises');
     const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+    const kb = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1];
     return kb ? Number(kb) * 1024 : 0;
   } catch {
     return 0;
