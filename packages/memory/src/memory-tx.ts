@@ -22,7 +22,7 @@ import { definitionRecord, type Op } from './convert.js';
 import * as decisions from './decisions.js';
 import * as human from './human.js';
 import { leaseTasksById } from './lease-by-id.js';
-import { leaseTasks, renewLeases } from './lease-tasks.js';
+import { leaseFast, leaseTasks, renewLeases } from './lease-tasks.js';
 import type { LockTable, TxScope } from './locks.js';
 import { moveRun } from './move-run.js';
 import * as outbox from './outbox.js';
@@ -169,6 +169,9 @@ export class MemoryTx implements StoreTx {
   }
   async leaseTasks(request: LeaseRequest) {
     return leaseTasks(this.op, request);
+  }
+  async leaseFastRound(request: LeaseRequest) {
+    return leaseFast(this.op, request);
   }
   async leaseTasksById(
     request: LeaseRequest,

@@ -291,6 +291,9 @@ class PgStoreTx implements StoreTx {
       gated: (r) => leaseGated(this.tx, r),
     });
   }
+  leaseFastRound(request: LeaseRequest) {
+    return leaseTasks(this.tx, request);
+  }
   claimIdempotencyKeys(rows: readonly IdempotentRun[]) {
     return idempotency.claimIdempotencyKeys(this.tx, rows);
   }

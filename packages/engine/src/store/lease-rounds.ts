@@ -1,17 +1,5 @@
 import type { LeasedTask } from './records.js';
-import type { LeaseOutcome, LeaseRequest } from './store.js';
-
-/** What one statement of a store's fast lease path did. */
-export interface FastLease {
-  /** The tasks it leased. */
-  readonly tasks: LeasedTask[];
-  /** Queue rows it took, stale ones included (a task no longer queued is dropped, not leased). */
-  readonly taken: number;
-  /** True when rows under a limit wait for these types: it took nothing, and the gated path must run. */
-  readonly gated: boolean;
-  /** When a task held back by a rate limit becomes available, if one is. */
-  readonly nextAt: Date | null;
-}
+import type { FastLease, LeaseOutcome, LeaseRequest } from './store-types.js';
 
 /** The two lease paths of a store, as one round each (see `leaseInRounds`). */
 export interface LeasePaths {

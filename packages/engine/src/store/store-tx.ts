@@ -17,6 +17,7 @@ import type { RepairRow } from './repair-records.js';
 import type { ScheduleFire, ScheduleRecord, ScheduleSpec } from './schedule-records.js';
 import type {
   ExpiredTask,
+  FastLease,
   IdempotentRun,
   LeaseOutcome,
   LeaseRequest,
@@ -176,6 +177,14 @@ export interface StoreTx {
    * holder (`finishTasks`, `renewLeases`) carries the token, and a stale token is refused.
    */
   leaseTasks(request: LeaseRequest): Promise<LeaseOutcome>;
+  /**
+   * One round of `leaseTasks`'s fast path, as one statement: queued tasks under no limit, best first, with
+   * the same claim contract; nothing, and `gated`, when rows under a limit wait for these types. A report
+   * sends it ahead of its writes and the COMMIT pipelined after them, so it must be a single statement:
+   * whatever a store sent after it would run outside the transaction (test: "never lets a report and a
+   * poll both take the one permit").
+   */
+  leaseFastRound(request: LeaseRequest): Promise<FastLease>;
   /**
    * Leases specific tasks (named by a queue message outside PostgreSQL), with the same claim contract as
    * `leaseTasks`: only a task still `queued` at the named attempt is leased, so a duplicate or stale

@@ -66,6 +66,18 @@ export interface LeaseOutcome {
   readonly retryAt: Date | null;
 }
 
+/** What one statement of a store's fast lease path did. */
+export interface FastLease {
+  /** The tasks it leased. */
+  readonly tasks: LeasedTask[];
+  /** Queue rows it took, stale ones included (a task no longer queued is dropped, not leased). */
+  readonly taken: number;
+  /** True when rows under a limit wait for these types: it took nothing, and the gated path must run. */
+  readonly gated: boolean;
+  /** When a task held back by a rate limit becomes available, if one is. */
+  readonly nextAt: Date | null;
+}
+
 /** Counts of runs by status, for progress displays. */
 export type RunCounts = Partial<Record<RunStatus, number>>;
 

@@ -16,6 +16,7 @@ import type { WorkloadSnapshot } from './workload-records.js';
 export type { StoreTx } from './store-tx.js';
 export type {
   ExpiredTask,
+  FastLease,
   IdempotentRun,
   LeaseOutcome,
   LeaseRequest,

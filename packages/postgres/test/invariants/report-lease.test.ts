@@ -2,12 +2,13 @@ import { Engine, type LeasedTask } from '@weft/engine';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completed, failed } from '../helpers.js';
+import { completed, eventually, failed } from '../helpers.js';
 
 // A report also leases queued tasks for the room its worker has left, in the report's own transaction
 // (invariant 13: one holder per attempt, the queue and the task changed together). Reports and polls on
 // separate connections race for the same queued tasks: each task must reach one worker, and the task row must
-// name that worker and the token it was given.
+// name that worker and the token it was given. Tasks under a limit are leased for the report after its commit,
+// in a transaction whose lease counts the limit under its lock, as a poll's does (invariant 18).
 
 const ENGINES = 6;
 let db: TestDatabase;
@@ -27,6 +28,11 @@ beforeAll(async () => {
   await main.definitions.deploy(
     'default',
     'name: pair\nnodes:\n  - { id: x, task_type: rl.x }\n  - { id: y, task_type: rl.q }\nedges:\n  - { from: x, to: y }\n',
+  );
+  await main.definitions.deploy(
+    'default',
+    // Two steps: the report of the first leaves its run going (a report that ends its run leases nothing).
+    'name: gated\nlimits:\n  semaphores: { rl-one: 1 }\nnodes:\n  - { id: g, task_type: rl.g, semaphores: [rl-one] }\n  - { id: h, task_type: rl.h }\nedges:\n  - { from: g, to: h }\n',
   );
   await main.definitions.deploy('default', 'name: single\nnodes:\n  - { id: s, task_type: rl.q }\n');
   await main.definitions.deploy(
@@ -150,6 +156,71 @@ describe('reports lease queued tasks for their free slots', () => {
       expect(left[0]!.n + all.length).toBe(singles.length + pairs.length);
       await finishAll(all.map((g) => g.task));
     }
+  });
+});
+
+describe('a report racing a poll for a task under a limit', () => {
+  /** Sessions of this database waiting for a lock another holds. */
+  const waiting = async () => {
+    const [row] = await db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+    return row!.n;
+  };
+  const settled = <T>(p: Promise<T>) => {
+    const s = { done: false, promise: p };
+    p.then(
+      () => (s.done = true),
+      () => (s.done = true),
+    );
+    return s;
+  };
+
+  it('never lets a report and a poll both take the one permit', async () => {
+    const first = await start('gated');
+    const a = await start('gated');
+    await start('gated');
+    const [held] = await poll(engines[0]!, 'w1', ['rl.g'], 1);
+    expect(held!.runId).toBe(first.id);
+    // Another session holds the row of the next task in line, so that whoever leases it stops there, with
+    // the permit counted as free (the report frees it): the race a slow lease runs into, made certain. A
+    // report whose lease ran past its own COMMIT held no lock by then, and the poll took the other task.
+    const [{ id: next }] = await db.sql<{ id: string }[]>`
+      SELECT id::text FROM weft.tasks WHERE run_id = ${a.id}::uuid AND node_id = 'g'`;
+    const blocker = await db.sql.reserve();
+    try {
+      await blocker`BEGIN`;
+      await blocker`SELECT 1 FROM weft.tasks WHERE id = ${next}::uuid FOR UPDATE`;
+      const report = settled(
+        engines[1]!.tasks.report({
+          namespace: 'default',
+          worker: 'w1',
+          reports: [completed(held!)],
+          next: { taskTypes: ['rl.g'], max: 1 },
+        }),
+      );
+      await eventually(async () => (report.done || (await waiting()) > 0 ? true : undefined), 10_000);
+      const before = await waiting();
+      // The poll either leases the task in line (and waits on the row), or waits on the limit's lock.
+      const polled = settled(poll(engines[2]!, 'w2', ['rl.g'], 1));
+      await eventually(
+        async () => (polled.done || (await waiting()) > before ? true : undefined),
+        10_000,
+        'the poll to lease or to wait',
+      );
+      await blocker`ROLLBACK`;
+      const [{ leased }, got] = await Promise.all([report.promise, polled.promise]);
+      const running = await db.sql<{ runId: string }[]>`
+        SELECT run_id::text FROM weft.tasks WHERE task_type = 'rl.g' AND status = 'running'`;
+      expect(running).toHaveLength(1);
+      expect([...leased, ...got].map((t) => t.runId)).toEqual(running.map((r) => r.runId));
+      await finishAll([...leased, ...got]);
+    } finally {
+      await blocker`ROLLBACK`.catch(() => {});
+      blocker.release();
+    }
+    await drain('rl.g');
+    await drain('rl.h');
   });
 });
 

@@ -126,8 +126,8 @@ describe('the system-task runner gets its next tasks with its reports', () => {
     expect(c1).toMatchObject({ runId: run.id, nodeId: 'c1' });
     const others = await Promise.all([start('gamma', 'two-calls'), start('gamma', 'two-calls')]);
     // The server that set the cap reports (its limit book knows it). The new c2 is under the cap: it is not
-    // handed over. Of the queued tasks, the gated lease path admits one, for the slot c1 frees in this
-    // same transaction.
+    // handed over. Of the queued tasks, the gated lease path admits one, for the slot c1 freed, in a
+    // transaction of its own right after the report's commit.
     const { leased } = await report(0, [c1!], 4);
     expect(leased).toHaveLength(1);
     expect(leased[0]).toMatchObject({ nodeId: 'c1' });

@@ -112,6 +112,23 @@ export function limitTests(fixture: () => Fixture): void {
       expect((await store.limitUsage(ns))[0]).toMatchObject({ name: 'db', used: 1 });
     });
 
+    it('one fast round leases tasks under no limit, and leaves every task when one under a limit waits', async () => {
+      const { store, ns, runId } = await setup();
+      await store.transaction((tx) =>
+        tx.setLimits([{ namespace: ns, kind: 'semaphore', name: 'db', max: 1, windowMs: null }]),
+      );
+      const free = await queueTask(store, runId, ns, { nodeId: 'free' });
+      const round = await store.transaction((tx) => tx.leaseFastRound(leaseRequest(ns, { max: 5 })));
+      expect(round).toMatchObject({ taken: 1, gated: false });
+      expect(round.tasks.map((t) => t.id)).toEqual([free.taskId]);
+      // A task under a limit waits: the round takes nothing (only the gated path counts limits) and says so.
+      await queueTask(store, runId, ns, { nodeId: 'gated', gates: { 'semaphore:db': 1 } });
+      await queueTask(store, runId, ns, { nodeId: 'free2' });
+      const next = await store.transaction((tx) => tx.leaseFastRound(leaseRequest(ns, { max: 5 })));
+      expect(next).toMatchObject({ tasks: [], taken: 0, gated: true });
+      expect(await lease(store, leaseRequest(ns, { max: 5 }))).toHaveLength(2);
+    });
+
     it('a rate limit admits its number of starts per window and says when to try again', async () => {
       const { store, ns, runId } = await setup();
       await store.transaction((tx) =>

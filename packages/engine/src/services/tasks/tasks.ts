@@ -5,17 +5,23 @@ import type { NamedTask } from '../../dispatch/dispatcher.js';
 import type { BlobUses } from '../../payloads/blob-uses.js';
 import { ANY_NAMESPACE, namespaceScope } from '../../store/namespaces.js';
 import type { LeasedTask, ReportVerdict } from '../../store/records.js';
-import type { StoreTx } from '../../store/store.js';
+import type { FastLease, StoreTx } from '../../store/store.js';
 import { fault } from '../../support/faults.js';
 import { afterReports } from './after-reports.js';
 import { leaseByIdThroughGate, leaseThroughGate } from './gated-lease.js';
 import { leaseNamed } from './lease-named.js';
 import { distinctReports, eventsByRun, hintEvents } from './report-events.js';
-import { leaseQueuedForReport } from './report-lease.js';
+import { leaseQueuedForReport, leaseRestForReport, type ReportLease } from './report-lease.js';
 import type { FinishedTaskRedrive, TaskDeps } from './task-deps.js';
 import { measureLeases, measureReports } from './task-measures.js';
 import type { LeaseTerms, PollRequest, ReportRequest } from './task-requests.js';
 import { isValueRefusal, notStorableReport, reportBlobUses, storableOutputs } from './unstorable-outputs.js';
+
+/** A report's lease round once its transaction has it: the request, and what the round took. */
+interface SentLease {
+  readonly sent: ReportLease;
+  readonly round: FastLease;
+}
 
 /**
  * The one place workers deal with: leasing, heartbeats and reports (invariant 13: the queue and the task can
@@ -212,9 +218,12 @@ export class TaskService {
       { source: 'report' },
       blobs,
     );
-    const { verdicts, queued } = result;
+    const { verdicts, lease } = result;
     await fault('report.after-commit');
     await this.ctx.passes.committed(pass);
+    const queued = lease
+      ? [...lease.round.tasks, ...(await leaseRestForReport(this.ctx, lease.sent, lease.round))]
+      : [];
     const accepted = verdicts.filter((v) => v.accepted).length;
     this.ctx.stats.reportsAccepted += accepted;
     this.ctx.stats.reportsRefused += verdicts.length - accepted;
@@ -235,7 +244,7 @@ export class TaskService {
     request: ReportRequest,
     runIds: readonly string[],
     eager: EagerSlot | null,
-  ): Promise<{ verdicts: ReportVerdict[]; queued: LeasedTask[] }> {
+  ): Promise<{ verdicts: ReportVerdict[]; lease: SentLease | null }> {
     // One round trip, in this order on the connection: lock the runs, claim their decide-queue rows,
     // apply the reports, then read the inboxes and the node instances the workers' hints point at.
     // Each statement starts after the one before it has finished, so the claim happens with the locks
@@ -278,10 +287,10 @@ export class TaskService {
       prefetch,
     );
     // Sent before the writes, pipelined with them: no round trip of its own.
-    const queued = leaseQueuedForReport(this.ctx, tx, eager, pass, priorities);
-    queued?.catch(() => {}); // its failure aborts the transaction: the writes report it
+    const lease = leaseQueuedForReport(this.ctx, tx, eager, pass, priorities);
+    lease?.round.catch(() => {}); // its failure aborts the transaction: the writes report it
     await pass.finish(tx);
-    return { verdicts, queued: queued ? await queued : [] };
+    return { verdicts, lease: lease ? { sent: lease, round: await lease.round } : null };
   }
 
   /** Applies the reports and leaves their events to the background decider (see applyReports). */
@@ -290,14 +299,14 @@ export class TaskService {
     pass: Pass,
     request: ReportRequest,
     runIds: readonly string[],
-  ): Promise<{ verdicts: ReportVerdict[]; queued: LeasedTask[] }> {
+  ): Promise<{ verdicts: ReportVerdict[]; lease: SentLease | null }> {
     await tx.requestDecisions(runIds, 'task report');
     const verdicts = await tx.finishTasks(request.reports, namespaceScope(request.namespace));
     for (const [runId, list] of eventsByRun(request, verdicts)) {
       pass.writes.inboxAppend.push(...list.map((event) => ({ runId, event })));
     }
     await pass.finish(tx);
-    return { verdicts, queued: [] };
+    return { verdicts, lease: null };
   }
 
   /**
