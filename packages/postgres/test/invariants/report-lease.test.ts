@@ -185,8 +185,9 @@ describe('a report racing a poll for a task under a limit', () => {
     // Another session holds the row of the next task in line, so that whoever leases it stops there, with
     // the permit counted as free (the report frees it): the race a slow lease runs into, made certain. A
     // report whose lease ran past its own COMMIT held no lock by then, and the poll took the other task.
-    const [{ id: next }] = await db.sql<{ id: string }[]>`
+    const [line] = await db.sql<{ id: string }[]>`
       SELECT id::text FROM weft.tasks WHERE run_id = ${a.id}::uuid AND node_id = 'g'`;
+    const next = line!.id;
     const blocker = await db.sql.reserve();
     try {
       await blocker`BEGIN`;
