@@ -33,8 +33,8 @@ const MAX_ASKED = 500;
  * The reports of an in-process worker, sent in batches as the HTTP worker sends them: tasks finishing in the
  * same turn of the event loop go in one `tasks.report` call (one transaction), at most `inFlight` such calls
  * at once, and reports finishing meanwhile wait for the next batch. Each call asks, with `next`, for as many
- * tasks as the worker has room for, so the same transaction leases the worker's next tasks (handed over by
- * the decisions it makes, or taken from the queue; see leaseQueuedForReport). Batching changes nothing a
+ * tasks as the worker has room for, so the same call leases the worker's next tasks (handed over by the
+ * decisions it makes, or taken from the queue; see leaseQueuedForReport and leaseRestForReport). Batching changes nothing a
  * report is checked against: each one is applied with its own attempt and lease token (invariant 13).
  */
 export class ReportBatches {

@@ -116,7 +116,8 @@ export class TaskService {
    * free are decided here; runs another transaction holds get the event in their inbox and a decide-queue
    * request, taken before any task row so that lock order matches the deciders'. With `next`, tasks this
    * decision creates for the worker's types go straight to it, and queued tasks of those types fill the
-   * rest of its room (see leaseQueuedForReport).
+   * rest of its room: tasks under no limit in the same transaction, tasks under limits in one of their own
+   * right after its commit (see leaseQueuedForReport and leaseRestForReport).
    */
   async report(request: ReportRequest): Promise<{ verdicts: ReportVerdict[]; leased: LeasedTask[] }> {
     if (request.reports.length === 0) return { verdicts: [], leased: [] };
