@@ -170,6 +170,9 @@ export class MemoryTx implements StoreTx {
   async leaseTasks(request: LeaseRequest) {
     return leaseTasks(this.op, request);
   }
+  async latestDefinitionVersions(names: readonly { namespace: string; name: string }[]) {
+    return runs.latestDefinitionVersions(this.op, names);
+  }
   async leaseFastRound(request: LeaseRequest) {
     return leaseFast(this.op, request);
   }

@@ -37,6 +37,21 @@ export function deployDefinition(
   return { record: definitionRecord(row), created: true };
 }
 
+/** The latest version of each named definition, or null where none is deployed. */
+export function latestDefinitionVersions(
+  op: Op,
+  names: readonly { namespace: string; name: string }[],
+): { namespace: string; name: string; version: number | null }[] {
+  return names.map(({ namespace, name }) => {
+    const versions = op.s.definitions.pick(op.s.definitionsByName.keys(key(namespace, name)));
+    return {
+      namespace,
+      name,
+      version: versions.length > 0 ? Math.max(...versions.map((d) => d.version)) : null,
+    };
+  });
+}
+
 /** Running (or paused, or compensating) runs of a namespace: what its quota counts. */
 export function activeRuns(op: Op, namespace: string): number {
   let n = 0;

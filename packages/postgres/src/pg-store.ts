@@ -291,6 +291,9 @@ class PgStoreTx implements StoreTx {
       gated: (r) => leaseGated(this.tx, r),
     });
   }
+  latestDefinitionVersions(names: readonly { namespace: string; name: string }[]) {
+    return definitions.latestDefinitionVersions(this.tx, names);
+  }
   leaseFastRound(request: LeaseRequest) {
     return leaseTasks(this.tx, request);
   }

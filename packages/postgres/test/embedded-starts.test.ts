@@ -57,4 +57,32 @@ describe('embedded starts', () => {
     const later = await e.start('es-flow', {});
     expect((await e.engine.runs.get(later.id)).definitionVersion).toBe(2);
   });
+
+  it("a start after another server's deploy runs the new version", async () => {
+    // The engine's own start, as the server's API calls it (the embedded engine's start reads the version
+    // itself first, to check its handlers).
+    const { e, reads } = countingEngine();
+    const other = countingEngine().e;
+    const start = async () =>
+      (await e.engine.runs.start({ namespace: 'default', definition: 'es-flow', input: {} }))
+        .definitionVersion;
+    const v = (await e.deploy(ONE(10))).version;
+    expect(await start()).toBe(v);
+    // Once read, the latest version is taken from memory: starts one after another read nothing more.
+    const before = reads.getDefinition;
+    for (let i = 0; i < 3; i++) expect(await start()).toBe(v);
+    expect(reads.getDefinition).toBe(before);
+    // Another engine deploys: the next start's transaction finds its version is no longer the latest,
+    // writes nothing, and starts again with the version read from the store.
+    const next = (await other.deploy(ONE(11))).version;
+    expect(next).toBe(v + 1);
+    expect(await start()).toBe(next);
+    expect(reads.getDefinition).toBe(before + 1);
+    const [row] = await db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM weft.runs WHERE definition_name = 'es-flow' AND definition_version = ${v}::int`;
+    expect(row!.n).toBe(4);
+    // A deploy in this engine replaces the version it remembers.
+    expect((await e.deploy(ONE(12))).version).toBe(next + 1);
+    expect(await start()).toBe(next + 1);
+  });
 });

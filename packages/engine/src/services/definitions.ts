@@ -17,6 +17,8 @@ import { declaredLimitRows } from './limits.js';
 export class DefinitionService {
   private readonly compiled = new Map<string, Workflow>();
   private readonly records = new Map<string, DefinitionRecord>();
+  /** The version a name's latest was when this process last read it, by `namespace\0name`: a hint only. */
+  private readonly latest = new Map<string, string>();
 
   /** Called after a deploy that set limits. */
   onLimitsChanged: ((namespace: string) => Promise<void>) | null = null;
@@ -71,6 +73,7 @@ export class DefinitionService {
       return deployed;
     });
     this.records.set(result.record.id, result.record);
+    this.latest.delete(latestKey(namespace, definition.name));
     if (declared.length > 0) await this.onLimitsChanged?.(namespace);
     return result;
   }
@@ -93,6 +96,37 @@ export class DefinitionService {
     }
     this.records.set(record.id, record);
     return { record, workflow: this.compile(record) };
+  }
+
+  /**
+   * For a start: a definition version as `resolve` gives it, but the latest version of a name is taken
+   * from what this process last read, when it has it, without reading the store (`hinted`). Another
+   * process may have deployed since, so a start of a hinted version checks, in its transaction, that the
+   * version is still the latest (`StoreTx.latestDefinitionVersions`), and starts again without the hint
+   * (`forgetLatest`) when it is not.
+   */
+  async resolveForStart(
+    namespace: string,
+    name: string,
+    version?: number,
+  ): Promise<{ record: DefinitionRecord; workflow: Workflow; hinted: boolean }> {
+    const key = latestKey(namespace, name);
+    const id = version === undefined ? this.latest.get(key) : undefined;
+    const record = id === undefined ? undefined : this.records.get(id);
+    const workflow = id === undefined ? undefined : this.compiled.get(id);
+    if (record && workflow) return { record, workflow, hinted: true };
+    const found = await this.resolve(namespace, name, version);
+    if (version === undefined) {
+      // Two reads may answer out of order: keep the newer version.
+      const known = this.records.get(this.latest.get(key) ?? '');
+      if (!known || known.version < found.record.version) this.latest.set(key, found.record.id);
+    }
+    return { ...found, hinted: false };
+  }
+
+  /** Drops the hints of these names' latest versions: the next start reads them from the store. */
+  forgetLatest(names: readonly { namespace: string; name: string }[]): void {
+    for (const n of names) this.latest.delete(latestKey(n.namespace, n.name));
   }
 
   /**
@@ -120,3 +154,6 @@ export class DefinitionService {
     return workflow;
   }
 }
+
+/** The key of a name's latest-version hint. */
+const latestKey = (namespace: string, name: string) => `${namespace}\u0000${name}`;

@@ -1,32 +1,30 @@
 import type { Span } from '@opentelemetry/api';
-import {
-  checkAttributes,
-  checkSchema,
-  type Json,
-  type RunAttributes,
-  WeftError,
-  type Workflow,
-} from '@weft/core';
+import { type Json, WeftError, type Workflow } from '@weft/core';
 import type { Evaluator } from '../decisions/evaluator.js';
+import type { Pass } from '../decisions/pass.js';
 import type { PassRunner } from '../decisions/pass-runner.js';
 import type { Extensions } from '../extensions/extensions.js';
 import { BlobUses } from '../payloads/blob-uses.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { DefinitionRecord, LockedRun, RunRecord, StartRequest } from '../store/records.js';
-import type { IdempotentRun, NewRun, Store } from '../store/store.js';
+import type { IdempotentRun, NewRun, Store, StoreTx } from '../store/store.js';
 import { uuidv7 } from '../support/ids.js';
 import type { EngineStats } from '../support/stats.js';
 import { openStartSpan } from '../tracing/decision-spans.js';
 import { formatTraceparent } from '../tracing/traceparent.js';
 import type { DefinitionService } from './definitions.js';
 import type { RunIndex } from './run-index.js';
+import { attributesOf, checkInput } from './start-checks.js';
+import { checkHints, hintedNames, StaleLatestVersions } from './start-hints.js';
+
+export { checkInput } from './start-checks.js';
 
 /** What starting runs uses. */
 export interface StartDeps {
   readonly store: Store;
   readonly passes: PassRunner;
   readonly evaluator: Evaluator;
-  readonly definitions: Pick<DefinitionService, 'resolve'>;
+  readonly definitions: Pick<DefinitionService, 'resolve' | 'resolveForStart' | 'forgetLatest'>;
   /** The before-start hook. */
   readonly extensions: Pick<Extensions, 'checkStart'>;
   readonly payloads: PayloadStore;
@@ -55,16 +53,27 @@ const keyOf = (namespace: string, key: string) => `${namespace}\u0000${key}`;
  * A start that lost its key is answered after this transaction ends, by looking the key up then: inside the
  * transaction the winner may not have committed, and an uncommitted run is invisible (invariant 11; test:
  * "ten simultaneous starts with one key make one run, and all ten answers name it").
+ *
+ * A start of a definition's latest version takes that version from what the engine last read, and the
+ * transaction checks it is still the latest; when another process deployed since, nothing is written and
+ * the batch starts again with the versions read from the store (test: "a start after another server's
+ * deploy runs the new version"). A start so saves the read of its definition.
  */
 export async function startBatch(ctx: StartDeps, requests: readonly StartRequest[]): Promise<StartResult[]> {
-  const results: (StartResult | null)[] = requests.map(() => null);
-  const { accepted, waiting } = await checkStarts(ctx, requests, results);
-  if (accepted.length > 0) {
-    const inserted = await insertStarts(ctx, accepted);
-    answerInserted(accepted, inserted, waiting, results);
+  for (let hints = true; ; hints = false) {
+    const results: (StartResult | null)[] = requests.map(() => null);
+    const { accepted, waiting } = await checkStarts(ctx, requests, results, hints);
+    if (accepted.length > 0) {
+      const inserted = await insertStarts(ctx, accepted);
+      if (inserted.stale.length > 0) {
+        ctx.definitions.forgetLatest(inserted.stale);
+        continue;
+      }
+      answerInserted(accepted, inserted, waiting, results);
+    }
+    if (waiting.length > 0) await answerDuplicates(ctx, requests, waiting, results);
+    return results.map((r) => r!);
   }
-  if (waiting.length > 0) await answerDuplicates(ctx, requests, waiting, results);
-  return results.map((r) => r!);
 }
 
 /** A start checked and ready to insert, at its place in the batch. */
@@ -76,6 +85,8 @@ interface AcceptedStart {
   readonly traceContext?: string;
   /** The input as given, when `run.input` is a reference to it in the blob store. */
   readonly offloaded?: Json;
+  /** True when `run` names the latest version as the engine last read it, unchecked. */
+  readonly hinted?: boolean;
 }
 
 /** A start answered by the run another start with the same key made. */
@@ -87,6 +98,8 @@ interface WaitingStart {
 
 /** What the batch's transaction did: the runs it inserted, the keys it won, the quotas that refused. */
 interface Inserted {
+  /** Definitions whose hinted latest version is no longer the latest: nothing was written. */
+  readonly stale: readonly { namespace: string; name: string }[];
   readonly locked: readonly LockedRun[];
   readonly wonKeys: ReadonlySet<string>;
   readonly usage: readonly { namespace: string; max: number; used: number }[];
@@ -101,20 +114,25 @@ async function checkStarts(
   ctx: StartDeps,
   requests: readonly StartRequest[],
   results: (StartResult | null)[],
+  hints: boolean,
 ): Promise<{ accepted: AcceptedStart[]; waiting: WaitingStart[] }> {
   const accepted: AcceptedStart[] = [];
   const waiting: WaitingStart[] = [];
   const leaders = new Map<string, number>();
-  const resolved = new Map<string, Promise<{ record: DefinitionRecord; workflow: Workflow }>>();
+  type Found = { record: DefinitionRecord; workflow: Workflow; hinted?: boolean };
+  const resolved = new Map<string, Promise<Found>>();
   for (const [index, request] of requests.entries()) {
     const defKey = `${request.namespace}\u0000${request.definition}\u0000${request.version ?? ''}`;
     let lookup = resolved.get(defKey);
     if (!lookup) {
-      lookup = ctx.definitions.resolve(request.namespace, request.definition, request.version);
+      const { namespace, definition, version } = request;
+      lookup = hints
+        ? ctx.definitions.resolveForStart(namespace, definition, version)
+        : ctx.definitions.resolve(namespace, definition, version);
       resolved.set(defKey, lookup);
     }
     try {
-      const { record, workflow } = await lookup;
+      const { record, workflow, hinted } = await lookup;
       // A guard or quota of the embedding application: a refusal writes nothing (test: "a before-start
       // guard refuses a run and writes nothing").
       await ctx.extensions.checkStart(request);
@@ -133,6 +151,7 @@ async function checkStarts(
         ...(input !== request.input ? { offloaded: request.input } : {}),
         ...(request.by ? { by: request.by } : {}),
         ...(request.traceContext ? { traceContext: request.traceContext } : {}),
+        ...(hinted ? { hinted } : {}),
         run: {
           id: uuidv7(),
           namespace: request.namespace,
@@ -149,23 +168,6 @@ async function checkStarts(
     }
   }
   return { accepted, waiting };
-}
-
-/** Refuses an input that does not match the definition's input schema. */
-export function checkInput(
-  workflow: Workflow,
-  record: DefinitionRecord,
-  request: Pick<StartRequest, 'input'>,
-): void {
-  if (!workflow.definition.inputSchema) return;
-  const check = checkSchema(workflow.definition.inputSchema, request.input);
-  if (!check.ok) {
-    throw new WeftError(
-      'invalid_input',
-      `the input does not match the input_schema of ${record.name} v${record.version}: ${check.error}`,
-      400,
-    );
-  }
 }
 
 /**
@@ -187,7 +189,10 @@ function traceStarts(accepted: readonly AcceptedStart[]): { span: Span; runs: Ne
   return { span, runs };
 }
 
-/** Inserts the batch's runs and decides their first step, in one transaction (see startBatch). */
+/**
+ * Inserts the batch's runs and decides their first step, in one transaction (see startBatch). When a hinted
+ * latest version turned out stale, nothing is written and `stale` names the definitions.
+ */
 async function insertStarts(ctx: StartDeps, accepted: readonly AcceptedStart[]): Promise<Inserted> {
   const keyed: IdempotentRun[] = accepted.flatMap((a) =>
     a.run.idempotencyKey === undefined
@@ -202,56 +207,84 @@ async function insertStarts(ctx: StartDeps, accepted: readonly AcceptedStart[]):
         ],
   );
   const namespaces = [...new Set(accepted.map((a) => a.run.namespace))];
+  const hinted = hintedNames(accepted);
   const { span, runs } = traceStarts(accepted);
   const blobs = new BlobUses();
   for (const a of accepted) blobs.note(a.run.id, a.run.input, a.offloaded);
-  const { result, pass } = await ctx.passes.run(
-    null,
-    async (tx, pass) => {
-      // Sent in this order, awaited together: one round trip.
-      const claiming = keyed.length > 0 ? tx.claimIdempotencyKeys(keyed) : Promise.resolve([]);
-      const locking = tx.lockQuotas(namespaces);
-      const inserting = tx.insertRuns(runs);
-      const [won, , locked] = await Promise.all([claiming, locking, inserting]);
-      const wonKeys = new Set(won.map((k) => keyOf(k.namespace, k.key)));
-      const inserted = new Set(locked.map((r) => r.id));
-      // A key won by a run the quota kept out must not name a run that does not exist.
-      const orphans = keyed.filter((k) => wonKeys.has(keyOf(k.namespace, k.key)) && !inserted.has(k.runId));
-      const refusedNamespaces = [
-        ...new Set(
-          accepted
-            .filter((a) => !inserted.has(a.run.id))
-            .filter(
-              (a) =>
-                a.run.idempotencyKey === undefined ||
-                wonKeys.has(keyOf(a.run.namespace, a.run.idempotencyKey)),
-            )
-            .map((a) => a.run.namespace),
-        ),
-      ];
-      const [usage] = await Promise.all([
-        refusedNamespaces.length > 0 ? tx.quotaUsage(refusedNamespaces) : Promise.resolve([]),
-        orphans.length > 0 ? tx.releaseIdempotencyKeys(orphans) : Promise.resolve(),
-      ]);
-      for (const run of locked) ctx.runs.remember(run.id, run.definitionId);
-      const startedBy = new Map(accepted.flatMap((a) => (a.by ? [[a.run.id, a.by] as const] : [])));
-      await ctx.evaluator.decideRuns(
-        tx,
-        locked.map((run) => {
-          const by = startedBy.get(run.id);
-          return { run, claimed: false, fresh: true, own: [{ kind: 'run_started', ...(by ? { by } : {}) }] };
-        }),
-        pass,
-      );
-      await pass.finish(tx);
-      return { locked, wonKeys, usage };
-    },
-    { source: 'start', span },
-    blobs,
-  );
-  await ctx.passes.committed(pass);
-  ctx.stats.runsStarted += result.locked.length;
-  return result;
+  let ran: { result: Omit<Inserted, 'stale'>; pass: Pass };
+  try {
+    ran = await ctx.passes.run(
+      null,
+      async (tx, pass) => {
+        // Sent in this order, awaited together: one round trip.
+        const claiming = keyed.length > 0 ? tx.claimIdempotencyKeys(keyed) : Promise.resolve([]);
+        const locking = tx.lockQuotas(namespaces);
+        const inserting = tx.insertRuns(runs);
+        const checking = hinted.length > 0 ? tx.latestDefinitionVersions(hinted) : Promise.resolve([]);
+        const [won, , locked, latest] = await Promise.all([claiming, locking, inserting, checking]);
+        checkHints(accepted, latest);
+        const wonKeys = new Set(won.map((k) => keyOf(k.namespace, k.key)));
+        const usage = await settleRefused(tx, accepted, keyed, wonKeys, locked);
+        for (const run of locked) ctx.runs.remember(run.id, run.definitionId);
+        const startedBy = new Map(accepted.flatMap((a) => (a.by ? [[a.run.id, a.by] as const] : [])));
+        await ctx.evaluator.decideRuns(
+          tx,
+          locked.map((run) => {
+            const by = startedBy.get(run.id);
+            return {
+              run,
+              claimed: false,
+              fresh: true,
+              own: [{ kind: 'run_started', ...(by ? { by } : {}) }],
+            };
+          }),
+          pass,
+        );
+        await pass.finish(tx);
+        return { locked, wonKeys, usage };
+      },
+      { source: 'start', span },
+      blobs,
+    );
+  } catch (e) {
+    if (e instanceof StaleLatestVersions)
+      return { stale: e.names, locked: [], wonKeys: new Set(), usage: [] };
+    throw e;
+  }
+  await ctx.passes.committed(ran.pass);
+  ctx.stats.runsStarted += ran.result.locked.length;
+  return { ...ran.result, stale: [] };
+}
+
+/**
+ * For the starts the insert left out: releases keys won by a run the quota kept out (a key must not name
+ * a run that does not exist), and reads the quotas that refused them, for their answers.
+ */
+async function settleRefused(
+  tx: StoreTx,
+  accepted: readonly AcceptedStart[],
+  keyed: readonly IdempotentRun[],
+  wonKeys: ReadonlySet<string>,
+  locked: readonly LockedRun[],
+): Promise<Inserted['usage']> {
+  const inserted = new Set(locked.map((r) => r.id));
+  const orphans = keyed.filter((k) => wonKeys.has(keyOf(k.namespace, k.key)) && !inserted.has(k.runId));
+  const refusedNamespaces = [
+    ...new Set(
+      accepted
+        .filter((a) => !inserted.has(a.run.id))
+        .filter(
+          (a) =>
+            a.run.idempotencyKey === undefined || wonKeys.has(keyOf(a.run.namespace, a.run.idempotencyKey)),
+        )
+        .map((a) => a.run.namespace),
+    ),
+  ];
+  const [usage] = await Promise.all([
+    refusedNamespaces.length > 0 ? tx.quotaUsage(refusedNamespaces) : Promise.resolve([]),
+    orphans.length > 0 ? tx.releaseIdempotencyKeys(orphans) : Promise.resolve(),
+  ]);
+  return usage;
 }
 
 /**
@@ -345,11 +378,4 @@ async function answerDuplicates(
       results[w.index] = { ok: false, error };
     }
   }
-}
-
-/** Search attributes of a start, checked where they enter; a bad one fails this start alone with a 400. */
-function attributesOf(value: unknown): RunAttributes {
-  const checked = checkAttributes(value);
-  if (!checked.ok) throw new WeftError('bad_attributes', checked.error, 400);
-  return checked.value;
 }

@@ -58,6 +58,13 @@ export interface StoreTx {
    */
   insertRuns(runs: readonly NewRun[]): Promise<LockedRun[]>;
   /**
+   * The latest version of each named definition, or null where none is deployed. A start that took a
+   * name's latest version from the engine's memory checks it here, in its transaction, before it commits.
+   */
+  latestDefinitionVersions(
+    names: readonly { namespace: string; name: string }[],
+  ): Promise<{ namespace: string; name: string; version: number | null }[]>;
+  /**
    * Claims idempotency keys for runs about to be inserted; returns the keys won. A key another
    * transaction holds makes this wait for it; if that one commits, the key is lost. Keys are taken in
    * order, so two batches never deadlock on each other.

@@ -68,6 +68,22 @@ export async function getDefinition(
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
+/**
+ * The latest version of each named definition, or null where none is deployed: one index probe a name. A
+ * start that took a definition's latest version from the engine's memory checks it with this, in its
+ * transaction (test: "a start after another server's deploy runs the new version").
+ */
+export async function latestDefinitionVersions(
+  sql: Db,
+  names: readonly { namespace: string; name: string }[],
+): Promise<{ namespace: string; name: string; version: number | null }[]> {
+  if (names.length === 0) return [];
+  return sql<{ namespace: string; name: string; version: number | null }[]>`
+    SELECT k.namespace, k.name,
+           (SELECT max(d.version) FROM weft.definitions d WHERE d.namespace = k.namespace AND d.name = k.name) AS version
+      FROM unnest(${names.map((n) => n.namespace)}::text[], ${names.map((n) => n.name)}::text[]) AS k(namespace, name)`.execute();
+}
+
 /** Every definition name with its latest version. */
 export async function listDefinitions(
   sql: Db,
