@@ -4,10 +4,10 @@ import type { LeasedTask } from '../../store/records.js';
 import type { FastLease, LeaseRequest, StoreTx } from '../../store/store.js';
 import type { TaskDeps } from './task-deps.js';
 
-/** What a report asked to lease for its worker's room, and the round sent in the report's transaction. */
-export interface ReportLease {
+/** What a report asked to lease for its worker's room, and what the round in its transaction took. */
+export interface ReportRound {
   readonly request: LeaseRequest;
-  readonly round: Promise<FastLease>;
+  readonly round: FastLease;
 }
 
 /**
@@ -34,7 +34,7 @@ export function leaseQueuedForReport(
   eager: EagerSlot | null,
   pass: Pass,
   queued: ReadonlyMap<string, number> | null,
-): ReportLease | null {
+): Promise<ReportRound> | null {
   if (!eager || !queued || ctx.extensions.gate !== null) return null;
   if (ctx.dispatcher.kind !== 'rows' || ctx.dispatcher.name !== 'table') return null;
   const room = eager.max - pass.leased.length;
@@ -54,7 +54,7 @@ export function leaseQueuedForReport(
     worker: eager.worker,
     leaseMs: eager.leaseMs,
   };
-  return { request, round: tx.leaseFastRound(request) };
+  return tx.leaseFastRound(request).then((round) => ({ request, round }));
 }
 
 /**
@@ -62,23 +62,23 @@ export function leaseQueuedForReport(
  * the worker's types, or it took rows of cancelled tasks), the rest is leased the way a poll leases, in a
  * transaction of its own, whose gated path counts each limit under its lock until that transaction commits
  * (invariant 18; test: "never lets a report and a poll both take the one permit"). The permit the report's
- * task held is free by then: its end has committed. A failure here leases nothing and is only logged:
- * the report itself has landed, and the tasks stay queued for the next poll.
+ * task held is free by then: its end has committed. A failure here leases nothing more and is only
+ * logged: the report itself has landed, and the tasks stay queued for the next poll. Returns every task the
+ * report leased, the round's first.
  */
 export async function leaseRestForReport(
   ctx: Pick<TaskDeps, 'store' | 'logger'>,
-  lease: ReportLease,
-  round: FastLease,
+  { request, round }: ReportRound,
 ): Promise<LeasedTask[]> {
-  const rounds = new LeaseRounds(lease.request);
+  const rounds = new LeaseRounds(request);
   rounds.tookFast(round);
   const rest = rounds.nextFast() ?? rounds.nextGated();
-  if (!rest) return [];
+  if (!rest) return round.tasks;
   try {
-    return (await ctx.store.transaction((tx) => tx.leaseTasks(rest))).tasks;
+    return [...round.tasks, ...(await ctx.store.transaction((tx) => tx.leaseTasks(rest))).tasks];
   } catch (e) {
     const error = e instanceof Error ? e.message : String(e);
     ctx.logger.warn({ error }, 'could not lease queued tasks for a reporting worker; they stay queued');
-    return [];
+    return round.tasks;
   }
 }

@@ -5,23 +5,17 @@ import type { NamedTask } from '../../dispatch/dispatcher.js';
 import type { BlobUses } from '../../payloads/blob-uses.js';
 import { ANY_NAMESPACE, namespaceScope } from '../../store/namespaces.js';
 import type { LeasedTask, ReportVerdict } from '../../store/records.js';
-import type { FastLease, StoreTx } from '../../store/store.js';
+import type { StoreTx } from '../../store/store.js';
 import { fault } from '../../support/faults.js';
 import { afterReports } from './after-reports.js';
 import { leaseByIdThroughGate, leaseThroughGate } from './gated-lease.js';
 import { leaseNamed } from './lease-named.js';
 import { distinctReports, eventsByRun, hintEvents } from './report-events.js';
-import { leaseQueuedForReport, leaseRestForReport, type ReportLease } from './report-lease.js';
+import { leaseQueuedForReport, leaseRestForReport, type ReportRound } from './report-lease.js';
 import type { FinishedTaskRedrive, TaskDeps } from './task-deps.js';
 import { measureLeases, measureReports } from './task-measures.js';
 import type { LeaseTerms, PollRequest, ReportRequest } from './task-requests.js';
 import { isValueRefusal, notStorableReport, reportBlobUses, storableOutputs } from './unstorable-outputs.js';
-
-/** A report's lease round once its transaction has it: the request, and what the round took. */
-interface SentLease {
-  readonly sent: ReportLease;
-  readonly round: FastLease;
-}
 
 /**
  * The one place workers deal with: leasing, heartbeats and reports (invariant 13: the queue and the task can
@@ -222,9 +216,7 @@ export class TaskService {
     const { verdicts, lease } = result;
     await fault('report.after-commit');
     await this.ctx.passes.committed(pass);
-    const queued = lease
-      ? [...lease.round.tasks, ...(await leaseRestForReport(this.ctx, lease.sent, lease.round))]
-      : [];
+    const queued = lease ? await leaseRestForReport(this.ctx, lease) : [];
     const accepted = verdicts.filter((v) => v.accepted).length;
     this.ctx.stats.reportsAccepted += accepted;
     this.ctx.stats.reportsRefused += verdicts.length - accepted;
@@ -245,7 +237,7 @@ export class TaskService {
     request: ReportRequest,
     runIds: readonly string[],
     eager: EagerSlot | null,
-  ): Promise<{ verdicts: ReportVerdict[]; lease: SentLease | null }> {
+  ): Promise<{ verdicts: ReportVerdict[]; lease: ReportRound | null }> {
     // One round trip, in this order on the connection: lock the runs, claim their decide-queue rows,
     // apply the reports, then read the inboxes and the node instances the workers' hints point at.
     // Each statement starts after the one before it has finished, so the claim happens with the locks
@@ -289,9 +281,9 @@ export class TaskService {
     );
     // Sent before the writes, pipelined with them: no round trip of its own.
     const lease = leaseQueuedForReport(this.ctx, tx, eager, pass, priorities);
-    lease?.round.catch(() => {}); // its failure aborts the transaction: the writes report it
+    lease?.catch(() => {}); // its failure aborts the transaction: the writes report it
     await pass.finish(tx);
-    return { verdicts, lease: lease ? { sent: lease, round: await lease.round } : null };
+    return { verdicts, lease: lease ? await lease : null };
   }
 
   /** Applies the reports and leaves their events to the background decider (see applyReports). */
@@ -300,7 +292,7 @@ export class TaskService {
     pass: Pass,
     request: ReportRequest,
     runIds: readonly string[],
-  ): Promise<{ verdicts: ReportVerdict[]; lease: SentLease | null }> {
+  ): Promise<{ verdicts: ReportVerdict[]; lease: ReportRound | null }> {
     await tx.requestDecisions(runIds, 'task report');
     const verdicts = await tx.finishTasks(request.reports, namespaceScope(request.namespace));
     for (const [runId, list] of eventsByRun(request, verdicts)) {
