@@ -46,12 +46,16 @@ export class MemoryTx implements StoreTx {
     this.ctx = { s, tx, locks };
   }
 
-  /** The operation context; refused once the transaction has ended. */
+  /**
+   * The operation context; refused once the transaction has ended or a write committed it (as the
+   * PostgreSQL store refuses statements after its COMMIT). Test: "refuses operations once a write
+   * committed, and keeps what it committed".
+   */
   private get op(): Op {
-    if (this.ctx.tx.ended)
+    if (this.ctx.tx.ended || this.committed)
       throw new WeftError(
         'transaction_ended',
-        'this transaction has already ended: open a new one with store.transaction() for more work',
+        'this transaction has already ended (a write committed it): open a new one with store.transaction() for more work',
         500,
       );
     return this.ctx;
@@ -231,12 +235,6 @@ export class MemoryTx implements StoreTx {
    */
   async write(writes: WriteSet, options: { readonly commit?: boolean } = {}) {
     const op = this.op;
-    if (this.committed)
-      throw new WeftError(
-        'transaction_ended',
-        'this transaction has already ended (a write committed it): open a new one for more writes',
-        500,
-      );
     if (!options.commit) return applyWriteSet(op, writes);
     this.committed = true;
     try {
@@ -247,7 +245,6 @@ export class MemoryTx implements StoreTx {
       op.tx.journal?.rollback();
       throw e;
     } finally {
-      // Like statements after COMMIT on a PostgreSQL connection, later operations apply at once.
       op.tx.journal = null;
     }
   }

@@ -245,7 +245,7 @@ export interface StoreTx {
 
   /**
    * Writes everything a pass decided; with `commit`, commits in the same round trip and ends the
-   * transaction. Returns the node instances whose insert was absorbed (their runs have already been
+   * transaction: every later operation on this StoreTx is refused (`transaction_ended`). Returns the node instances whose insert was absorbed (their runs have already been
    * asked for another decision, in the same statement).
    */
   write(

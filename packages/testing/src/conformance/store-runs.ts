@@ -252,5 +252,34 @@ export function runTests(fixture: () => Fixture): void {
       // The lease was undone too: the task is still queued, with its queue row.
       expect((await lease(store, leaseRequest(ns))).map((t) => t.id)).toEqual([queued.taskId]);
     });
+
+    it('refuses operations once a write committed, and keeps what it committed', async () => {
+      const { store } = fixture();
+      const ns = freshNamespace();
+      const runId = await insertRun(store, await deploy(store, ns));
+      const refusals = await store.transaction(async (tx) => {
+        await tx.lockRuns([runId], 'wait');
+        await tx.write(writes({ history: [event(runId, 1)] }), { commit: true });
+        // Each would run outside the transaction, without its locks: refused, at once or as a rejection.
+        const attempts: (() => Promise<unknown>)[] = [
+          () => tx.claimDecisions([runId]),
+          () => tx.readInbox([runId]),
+          () => tx.write(writes({ history: [event(runId, 2)] })),
+        ];
+        return Promise.all(
+          attempts.map((attempt) =>
+            Promise.resolve()
+              .then(attempt)
+              .then(
+                () => null,
+                (e: unknown) => e,
+              ),
+          ),
+        );
+      });
+      expect(refusals).toHaveLength(3);
+      for (const refusal of refusals) expect(refusal).toMatchObject({ code: 'transaction_ended' });
+      expect((await store.readHistory(runId, 0, 10)).map((e) => e.seq)).toEqual([1]);
+    });
   });
 }
