@@ -85,8 +85,13 @@ export interface WorkerProcess {
 /** Starts a benchmark worker process (no-op handlers) and waits until it polls. */
 export async function startWorker(url: string, name: string, concurrency: number): Promise<WorkerProcess> {
   const child = fork(WORKER, [], {
-    // As the worker SDK's README says to run a worker where memory counts (decision 0173).
-    execArgv: [...process.execArgv, '--max-semi-space-size=1'],
+    // As the worker SDK's README says to run a worker where memory counts (decisions 0173 and 0186).
+    execArgv: [
+      ...process.execArgv,
+      '--max-semi-space-size=1',
+      '--initial-old-space-size=4',
+      ...(process.env.WEFT_BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    ],
     env: { ...process.env, WEFT_URL: url, WEFT_WORKER_NAME: name, WEFT_CONCURRENCY: String(concurrency) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
