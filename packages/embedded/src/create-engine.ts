@@ -7,14 +7,16 @@ import {
   ok,
   parseDefinition,
   WeftError,
-  type Workflow,
 } from '@weft/core';
 import {
   type DefinitionRecord,
   Engine,
   type EngineOptions,
+  type Hooks,
   type RunRecord,
   type SignalOutcome,
+  type StartRequest,
+  type StartVerdict,
 } from '@weft/engine';
 import { Executor } from './executor.js';
 import { type Handler, handlerMap } from './handlers.js';
@@ -72,7 +74,6 @@ export class EmbeddedEngine {
   private readonly checked = new Set<string>();
   private readonly deployed = new Map<string, Promise<DefinitionRecord>>();
   private starting: Promise<void> | null = null;
-  private readonly resolving = new Map<string, ReturnType<Engine['definitions']['resolve']>>();
 
   constructor(private readonly options: EmbeddedOptions) {
     const {
@@ -85,9 +86,25 @@ export class EmbeddedEngine {
       resultLookMs,
       ...engine
     } = options;
-    this.engine = new Engine(engine);
-    this.waiter = new RunWaiter(this.engine, resultLookMs ?? 5000);
+    const hooks = engine.hooks;
     this.namespace = namespace ?? 'default';
+    // Every start in this namespace is checked against the handlers, with the version it will run: the
+    // latest as the start's transaction confirms it, even when another process deployed it meanwhile
+    // (test: "a start checks its handlers against the version another engine deployed").
+    const beforeStart = async (
+      request: StartRequest,
+      definition: DefinitionRecord,
+    ): Promise<StartVerdict> => {
+      if (request.namespace === this.namespace) this.check(definition.id, definition.definition);
+      return hooks?.beforeStart ? hooks.beforeStart(request, definition) : { kind: 'allow' };
+    };
+    // Each hook taken by name (a hooks object may keep them on its prototype, which a spread would drop).
+    const composed: Hooks = { beforeStart };
+    if (hooks?.stepContext) composed.stepContext = hooks.stepContext;
+    if (hooks?.afterStep) composed.afterStep = hooks.afterStep;
+    if (hooks?.onRunFinished) composed.onRunFinished = hooks.onRunFinished;
+    this.engine = new Engine({ ...engine, hooks: composed });
+    this.waiter = new RunWaiter(this.engine, resultLookMs ?? 5000);
     this.handlers = handlerMap(handlers ?? []);
     this.executor = new Executor(this.engine.tasks, this.handlers, {
       namespace: this.namespace,
@@ -132,13 +149,14 @@ export class EmbeddedEngine {
       deploying.catch(() => this.deployed.delete(source));
     }
     const record = await deploying;
-    await this.check(record.id, await this.engine.definitions.workflow(record.id));
+    this.check(record.id, record.definition);
     return { name: record.name, version: record.version };
   }
 
   /**
    * Starts a run of a workflow (deployed now if it is a code-first one not deployed yet) and returns its
-   * handle. The definition is checked first, as at deploy.
+   * handle. The version it runs is checked first, as at deploy (a version deployed by another process
+   * too); the latest version is taken as the engine last read it, and confirmed by the start's transaction.
    */
   async start<I extends Json, O extends Json>(
     workflow: CodeWorkflow<I, O> | string,
@@ -148,8 +166,6 @@ export class EmbeddedEngine {
     await this.ready();
     const name = typeof workflow === 'string' ? workflow : workflow.name;
     if (typeof workflow !== 'string') await this.deploy(workflow);
-    const { record, workflow: compiled } = await this.resolve(name, options.version);
-    await this.check(record.id, compiled);
     const run = await this.engine.runs.start({
       namespace: this.namespace,
       definition: name,
@@ -159,23 +175,6 @@ export class EmbeddedEngine {
     });
     // The handle waits from the run as its start committed it: no read until the run ends.
     return { id: run.id, result: () => this.outcome<O>(run.id, run) };
-  }
-
-  /**
-   * The version a start uses, read once for the starts asked for together: a burst of starts is one read,
-   * not one a start. A start asked for after that read ended reads again, so it sees a version deployed
-   * meanwhile, by this process or another.
-   */
-  private resolve(name: string, version: number | undefined) {
-    const key = `${name}\n${version ?? ''}`;
-    let reading = this.resolving.get(key);
-    if (!reading) {
-      reading = this.engine.definitions.resolve(this.namespace, name, version);
-      this.resolving.set(key, reading);
-      const done = () => this.resolving.delete(key);
-      reading.then(done, done);
-    }
-    return reading;
   }
 
   /** Starts a run and waits for its output (rejects with RunFailedError when it does not complete). */
@@ -233,9 +232,9 @@ export class EmbeddedEngine {
   }
 
   /** Runs the same check as deploy (cached per version): the definition, and task types against handlers. */
-  private async check(definitionId: string, workflow: Workflow): Promise<void> {
+  private check(definitionId: string, definition: Definition): void {
     if (this.checked.has(definitionId)) return;
-    this.verdict(workflow.definition);
+    this.verdict(definition);
     this.checked.add(definitionId);
   }
 

@@ -1,11 +1,12 @@
-import { createEngine, type EmbeddedEngine } from '@weft/embedded';
+import { createEngine, type EmbeddedEngine, type EmbeddedOptions } from '@weft/embedded';
 import { PgStore } from '@weft/postgres';
 import { createTestDatabase, type TestDatabase } from '@weft/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-// The embedded engine's starts read the version they use together: a burst of starts is one read of the
-// definition, and a start after that read still sees a version deployed meanwhile, by any process. Two
-// engines on separate pools: real connections.
+// The embedded engine's starts take the latest version as the engine last read it, and their transaction
+// confirms it: a burst of starts is at most one read of the definition, a start after a deploy by another
+// process runs (and checks its handlers against) that version. Two engines on separate pools: real
+// connections.
 
 const ONE = (value: number) =>
   `name: es-flow\nnodes:\n  - { id: a, task_type: es.step, input: { v: ${value} } }\n`;
@@ -25,7 +26,7 @@ afterAll(async () => {
 });
 
 /** An engine whose store counts the reads of a definition by name. */
-function countingEngine() {
+function countingEngine(options: Partial<EmbeddedOptions> = {}) {
   const store = new PgStore(db.pool(4));
   const reads = { getDefinition: 0 };
   const getDefinition = store.getDefinition.bind(store);
@@ -33,7 +34,7 @@ function countingEngine() {
     reads.getDefinition++;
     return getDefinition(namespace, name, version);
   };
-  const e = createEngine({ store, config, externalTaskTypes: 'any' });
+  const e = createEngine({ store, config, externalTaskTypes: 'any', ...options });
   engines.push(e);
   return { e, reads };
 }
@@ -59,8 +60,7 @@ describe('embedded starts', () => {
   });
 
   it("a start after another server's deploy runs the new version", async () => {
-    // The engine's own start, as the server's API calls it (the embedded engine's start reads the version
-    // itself first, to check its handlers).
+    // The engine's own start, as the server's API calls it.
     const { e, reads } = countingEngine();
     const other = countingEngine().e;
     const start = async () =>
@@ -84,5 +84,36 @@ describe('embedded starts', () => {
     // A deploy in this engine replaces the version it remembers.
     expect((await e.deploy(ONE(12))).version).toBe(next + 1);
     expect(await start()).toBe(next + 1);
+  });
+
+  it('a start checks its handlers against the version another engine deployed', async () => {
+    // This engine runs es.step only; another deploys a version that needs es.other too.
+    const { e, reads } = countingEngine({
+      externalTaskTypes: [],
+      handlers: [{ taskType: 'es.step', run: async () => 1 }],
+    });
+    const other = countingEngine().e;
+    const v = (await e.deploy(ONE(20))).version;
+    const first = await e.start('es-flow', {});
+    expect((await e.engine.runs.get(first.id)).definitionVersion).toBe(v);
+    // The latest version is taken from memory: a start of it reads no definition.
+    const before = reads.getDefinition;
+    await e.start('es-flow', {});
+    expect(reads.getDefinition).toBe(before);
+    const needsOther = `${ONE(21)}  - { id: b, task_type: es.other }\n`;
+    expect((await other.deploy(needsOther)).version).toBe(v + 1);
+    // The start's transaction finds the newer version; checked before anything is written, it is refused.
+    const count = async () =>
+      (
+        await db.sql<
+          { n: number }[]
+        >`SELECT count(*)::int AS n FROM weft.runs WHERE definition_name = 'es-flow'`
+      )[0]!.n;
+    const runsBefore = await count();
+    await expect(e.start('es-flow', {})).rejects.toMatchObject({
+      code: 'invalid_definition',
+      message: expect.stringContaining('es.other'),
+    });
+    expect(await count()).toBe(runsBefore);
   });
 });

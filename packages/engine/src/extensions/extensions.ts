@@ -1,5 +1,5 @@
 import { WeftError } from '@weft/core';
-import type { LeasedTask, StartRequest } from '../store/records.js';
+import type { DefinitionRecord, LeasedTask, StartRequest } from '../store/records.js';
 import type { Logger } from '../support/logger.js';
 import { traceLeases } from '../tracing/lease-spans.js';
 import type { Gate } from './gate.js';
@@ -52,13 +52,13 @@ export class Extensions {
   }
 
   /**
-   * Before a start writes anything: a refusal by `beforeStart` becomes a `start_refused` error (HTTP 403)
-   * with the hook's code in its details.
+   * Before a start writes anything, with the version it will run: a refusal by `beforeStart` becomes a
+   * `start_refused` error (HTTP 403) with the hook's code in its details.
    */
-  async checkStart(request: StartRequest): Promise<void> {
+  async checkStart(request: StartRequest, definition: DefinitionRecord): Promise<void> {
     const hook = this.hooks.beforeStart;
     if (!hook) return;
-    const verdict = await hook(request);
+    const verdict = await hook(request, definition);
     if (verdict.kind === 'refuse')
       throw new WeftError(
         'start_refused',

@@ -1,5 +1,5 @@
 import type { Json, RunError, RunStatus, TaskError } from '@weft/core';
-import type { LeasedTask, StartRequest } from '../store/records.js';
+import type { DefinitionRecord, LeasedTask, StartRequest } from '../store/records.js';
 
 /** A before-start hook's answer: let the run start, or refuse it with a code and a message that says why. */
 export type StartVerdict =
@@ -32,8 +32,9 @@ export interface FinishedRun {
 
 /**
  * Hooks into the engine's life cycle. Every hook is optional.
- * - `beforeStart`: a guard or a quota, called before anything is written; a refusal fails the start with
- *   a `start_refused` error carrying the hook's code and message, and writes nothing.
+ * - `beforeStart`: a guard or a quota, called before anything is written, with the stored version the start
+ *   will run (the latest, when the request names none); a refusal fails the start with a `start_refused`
+ *   error carrying the hook's code and message, and writes nothing. An error it throws fails the start as is.
  * - `stepContext`: what a handler receives as its context; the engine attaches it to the leased task
  *   (`LeasedTask.context`), so it travels to HTTP workers with the lease.
  * - `afterStep`: a step's report was applied.
@@ -41,7 +42,7 @@ export interface FinishedRun {
  * The last two are called after commit, in the process that committed; errors there are logged and ignored.
  */
 export interface Hooks {
-  beforeStart?(request: StartRequest): StartVerdict | Promise<StartVerdict>;
+  beforeStart?(request: StartRequest, definition: DefinitionRecord): StartVerdict | Promise<StartVerdict>;
   stepContext?(task: LeasedTask): Json | undefined | Promise<Json | undefined>;
   afterStep?(step: StepOutcome): void | Promise<void>;
   onRunFinished?(run: FinishedRun): void | Promise<void>;

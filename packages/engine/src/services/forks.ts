@@ -41,13 +41,16 @@ export class ForkService {
       version,
     );
     const input = request.input !== undefined ? request.input : await payloads.resolveDeep(source.input);
-    await this.ctx.extensions.checkStart({
-      namespace: request.namespace,
-      definition: record.name,
-      version: record.version,
-      input,
-      ...(request.by ? { by: request.by } : {}),
-    });
+    await this.ctx.extensions.checkStart(
+      {
+        namespace: request.namespace,
+        definition: record.name,
+        version: record.version,
+        input,
+        ...(request.by ? { by: request.by } : {}),
+      },
+      record,
+    );
     checkInput(workflow, record, { input });
     let reused: ReusedNode[] = [];
     if (request.upToNode !== undefined) {

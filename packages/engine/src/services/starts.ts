@@ -135,7 +135,7 @@ async function checkStarts(
       const { record, workflow, hinted } = await lookup;
       // A guard or quota of the embedding application: a refusal writes nothing (test: "a before-start
       // guard refuses a run and writes nothing").
-      await ctx.extensions.checkStart(request);
+      await ctx.extensions.checkStart(request, record);
       checkInput(workflow, record, request);
       if (request.idempotencyKey !== undefined) {
         const k = keyOf(request.namespace, request.idempotencyKey);
