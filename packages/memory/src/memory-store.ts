@@ -108,14 +108,8 @@ export class MemoryStore implements Store, TransactionalStore, UndispatchedTasks
   }
 
   async getDefinition(namespace: string, name: string, version?: number) {
-    const all = this.s.definitions.pick(this.s.definitionsByName.keys(key(namespace, name)));
-    const d =
-      version === undefined
-        ? all.reduce<(typeof all)[number] | undefined>(
-            (a, b) => (!a || b.version > a.version ? b : a),
-            undefined,
-          )
-        : all.find((x) => x.version === version);
+    const { all, latest } = this.s.definitionVersions(namespace, name);
+    const d = version === undefined ? latest : all.find((x) => x.version === version);
     return d ? definitionRecord(d) : null;
   }
 

@@ -42,14 +42,11 @@ export function latestDefinitionVersions(
   op: Op,
   names: readonly { namespace: string; name: string }[],
 ): { namespace: string; name: string; version: number | null }[] {
-  return names.map(({ namespace, name }) => {
-    const versions = op.s.definitions.pick(op.s.definitionsByName.keys(key(namespace, name)));
-    return {
-      namespace,
-      name,
-      version: versions.length > 0 ? Math.max(...versions.map((d) => d.version)) : null,
-    };
-  });
+  return names.map(({ namespace, name }) => ({
+    namespace,
+    name,
+    version: op.s.definitionVersions(namespace, name).latest?.version ?? null,
+  }));
 }
 
 /** Running (or paused, or compensating) runs of a namespace: what its quota counts. */

@@ -259,6 +259,17 @@ export class MemoryState {
     return this.sequences[sequence];
   }
 
+  /** A definition's versions of one name; its latest is the one of the highest version. */
+  definitionVersions(
+    namespace: string,
+    name: string,
+  ): { all: DefinitionRow[]; latest: DefinitionRow | undefined } {
+    const all = this.definitions.pick(this.definitionsByName.keys(key(namespace, name)));
+    let latest: DefinitionRow | undefined;
+    for (const d of all) if (!latest || d.version > latest.version) latest = d;
+    return { all, latest };
+  }
+
   /** The run's last history sequence number (its highest). */
   lastSeq(runId: string): number {
     return this.history.get(runId)?.at(-1)?.seq ?? 0;

@@ -12,6 +12,7 @@ import type { DefinitionRecord } from '../store/records.js';
 import type { Store, StoreTx } from '../store/store.js';
 import { checkLimitNames } from './limit-names.js';
 import { declaredLimitRows } from './limits.js';
+import { nameKey } from './start-hints.js';
 
 /** Deploys definitions and serves them, compiled, to the evaluator. Versions are immutable, so caching is safe. */
 export class DefinitionService {
@@ -73,7 +74,7 @@ export class DefinitionService {
       return deployed;
     });
     this.records.set(result.record.id, result.record);
-    this.latest.delete(latestKey(namespace, definition.name));
+    this.latest.delete(nameKey(namespace, definition.name));
     if (declared.length > 0) await this.onLimitsChanged?.(namespace);
     return result;
   }
@@ -110,7 +111,7 @@ export class DefinitionService {
     name: string,
     version?: number,
   ): Promise<{ record: DefinitionRecord; workflow: Workflow; hinted: boolean }> {
-    const key = latestKey(namespace, name);
+    const key = nameKey(namespace, name);
     const id = version === undefined ? this.latest.get(key) : undefined;
     const record = id === undefined ? undefined : this.records.get(id);
     const workflow = id === undefined ? undefined : this.compiled.get(id);
@@ -126,7 +127,7 @@ export class DefinitionService {
 
   /** Drops the hints of these names' latest versions: the next start reads them from the store. */
   forgetLatest(names: readonly { namespace: string; name: string }[]): void {
-    for (const n of names) this.latest.delete(latestKey(n.namespace, n.name));
+    for (const n of names) this.latest.delete(nameKey(n.namespace, n.name));
   }
 
   /**
@@ -156,4 +157,3 @@ export class DefinitionService {
 }
 
 /** The key of a name's latest-version hint. */
-const latestKey = (namespace: string, name: string) => `${namespace}\u0000${name}`;

@@ -6,6 +6,9 @@ export interface DefinitionName {
   readonly name: string;
 }
 
+/** A definition name as one key (`namespace`, NUL, `name`): what the engine remembers a latest version by. */
+export const nameKey = (namespace: string, name: string): string => `${namespace}\u0000${name}`;
+
 /**
  * Raised inside a start's transaction when a latest version it took from the engine's memory is no longer
  * the latest: the transaction rolls back, and the batch starts again reading its versions from the store.
@@ -24,7 +27,7 @@ export function hintedNames(
   for (const s of starts)
     if (s.hinted) {
       const { namespace, definitionName: name } = s.run;
-      names.set(`${namespace}\u0000${name}`, { namespace, name });
+      names.set(nameKey(namespace, name), { namespace, name });
     }
   return [...names.values()];
 }
@@ -37,11 +40,11 @@ export function checkHints(
   starts: readonly { readonly run: NewRun; readonly hinted?: boolean }[],
   latest: readonly { namespace: string; name: string; version: number | null }[],
 ): void {
-  const now = new Map(latest.map((l) => [`${l.namespace}\u0000${l.name}`, l.version]));
+  const now = new Map(latest.map((l) => [nameKey(l.namespace, l.name), l.version]));
   const stale = new Map<string, DefinitionName>();
   for (const s of starts) {
     if (!s.hinted) continue;
-    const key = `${s.run.namespace}\u0000${s.run.definitionName}`;
+    const key = nameKey(s.run.namespace, s.run.definitionName);
     if (now.get(key) !== s.run.definitionVersion)
       stale.set(key, { namespace: s.run.namespace, name: s.run.definitionName });
   }
