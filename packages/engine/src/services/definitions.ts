@@ -155,5 +155,3 @@ export class DefinitionService {
     return workflow;
   }
 }
-
-/** The key of a name's latest-version hint. */
