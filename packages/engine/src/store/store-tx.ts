@@ -245,8 +245,9 @@ export interface StoreTx {
 
   /**
    * Writes everything a pass decided; with `commit`, commits in the same round trip and ends the
-   * transaction: every later operation on this StoreTx is refused (`transaction_ended`). Returns the node instances whose insert was absorbed (their runs have already been
-   * asked for another decision, in the same statement).
+   * transaction: every later operation on this StoreTx is refused (`transaction_ended`). Returns the node
+   * instances whose insert was absorbed (their runs have already been asked for another decision, in the
+   * same statement).
    */
   write(
     writes: WriteSet,
