@@ -1,6 +1,6 @@
 import type { Json, WeftClient } from '@weft/client';
 import type postgres from 'postgres';
-import type { WorkerProcess } from './processes.js';
+import type { Timing, WorkerProcess } from './processes.js';
 import { cpuMs, postgresCpuMs, postmasterPid, quantile } from './stats.js';
 import type { Workload } from './workloads.js';
 
@@ -23,8 +23,7 @@ export interface Latency {
   readonly cpuPerStep?: CpuPerStep;
 }
 
-/** A handler's run, node, start and end (wall-clock milliseconds), as a benchmark worker records it. */
-export type Timing = [string, string, number, number];
+export type { Timing } from './processes.js';
 
 /** Wall-clock milliseconds with microsecond precision. */
 export const now = () => performance.timeOrigin + performance.now();

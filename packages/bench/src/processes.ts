@@ -74,11 +74,14 @@ async function answering(child: ChildProcess, port: number, what: string): Promi
   return { url, child, stop: () => stopChild(child, 'SIGTERM') };
 }
 
+/** A handler's run, node, start and end (wall-clock milliseconds), as a benchmark worker records it. */
+export type Timing = [string, string, number, number];
+
 /** A benchmark worker child process. */
 export interface WorkerProcess {
   readonly child: ChildProcess;
   /** Handler start and end times recorded since the last dump: [run, node, start, end]. */
-  dump(): Promise<[string, string, number, number][]>;
+  dump(): Promise<Timing[]>;
   stop(): Promise<void>;
 }
 
@@ -99,11 +102,23 @@ export async function startWorker(url: string, name: string, concurrency: number
     child.once('message', () => resolve());
     child.once('exit', (code) => reject(new Error(`worker ${name} exited with code ${code}`)));
   });
+  // The worker sends its records as it goes; a dump asks it for the rest and takes all received so far.
+  let received: Timing[] = [];
+  const flushes: (() => void)[] = [];
+  child.on('message', (m: { timings?: Timing[]; flushed?: boolean }) => {
+    if (!m.timings) return;
+    for (const t of m.timings) received.push(t);
+    if (m.flushed) flushes.shift()?.();
+  });
   return {
     child,
     dump: () =>
       new Promise((resolve) => {
-        child.once('message', (m: { timings: [string, string, number, number][] }) => resolve(m.timings));
+        flushes.push(() => {
+          const all = received;
+          received = [];
+          resolve(all);
+        });
         child.send({ cmd: 'dump' });
       }),
     async stop() {
