@@ -46,7 +46,13 @@ export async function startEmbeddedChild(
   });
   let next = 0;
   const waiting = new Map<number, (r: EmbeddedReply) => void>();
+  // Timings come unasked (id 0) as handlers finish; a dump takes them with the rest it asks for.
+  let received: Timing[] = [];
   child.on('message', (r: EmbeddedReply) => {
+    if (r.id === 0 && r.timings) {
+      for (const t of r.timings) received.push(t);
+      return;
+    }
     waiting.get(r.id)?.(r);
     waiting.delete(r.id);
   });
@@ -81,7 +87,11 @@ export async function startEmbeddedChild(
       return (await ask({ cmd: 'settled' })).at!;
     },
     async dump(): Promise<Timing[]> {
-      return (await ask({ cmd: 'dump' })).timings!;
+      const rest = (await ask({ cmd: 'dump' })).timings!;
+      const all = received;
+      received = [];
+      for (const t of rest) all.push(t);
+      return all;
     },
     async counters() {
       return (await ask({ cmd: 'counters' })).counters!;
