@@ -1,12 +1,11 @@
 // A benchmark worker process: no-op handlers over the real worker protocol, recording when each handler
-// starts and ends (wall-clock milliseconds, microsecond precision) and sending them to the parent over IPC
-// every SEND_MS: the records are the benchmark's, and kept here through a phase they would count in the
-// worker's memory (tens of thousands in a paced phase of W4, which raised its peak by about 15 MB).
+// starts and ends (wall-clock milliseconds, microsecond precision) and sending the records to the parent
+// over IPC as they come (see TimingFeed).
 import { Worker } from '@weft/worker';
+import { now, TimingFeed } from './timing-feed.js';
 
-let timings: [string, string, number, number][] = [];
-const SEND_MS = 50;
-const now = () => performance.timeOrigin + performance.now();
+// `flushed` marks the answer to the parent's `dump`.
+const feed = new TimingFeed((timings) => process.send?.({ timings, flushed: false }));
 
 const worker = new Worker({
   url: process.env.WEFT_URL!,
@@ -15,26 +14,15 @@ const worker = new Worker({
   pollWaitMs: 5000,
   handlers: {
     'bench.noop': (_input, ctx) => {
-      const start = now();
-      // A map item or loop pass is its own step: `node[iteration]`, as the engine names it.
-      const node = ctx.iteration ? `${ctx.nodeId}[${ctx.iteration}]` : ctx.nodeId;
-      timings.push([ctx.runId, node, start, now()]);
+      feed.record(ctx.runId, ctx.nodeId, ctx.iteration, now());
       return null;
     },
   },
 });
 
-/** Sends the records kept since the last send; `flushed` answers the parent's `dump`. */
-function send(flushed: boolean): void {
-  if (timings.length === 0 && !flushed) return;
-  process.send?.({ timings, flushed });
-  timings = [];
-}
-setInterval(() => send(false), SEND_MS).unref();
-
 process.on('message', (message: { cmd: string }) => {
   if (message.cmd === 'dump') {
-    send(true);
+    process.send?.({ timings: feed.take(), flushed: true });
   } else if (message.cmd === 'stop') {
     void worker.stop().then(() => process.exit(0));
   }

@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { now } from './phases.js';
+import { now } from './timing-feed.js';
 
 /** How often the watch looks, in milliseconds: with one round trip, the resolution of a burst's end. */
 export const WATCH_INTERVAL_MS = 2;

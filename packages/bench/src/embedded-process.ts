@@ -5,16 +5,10 @@
 import { createEngine, type RunHandle } from '@weft/embedded';
 import { connect, PgStore, PgTaskLogStore } from '@weft/postgres';
 import type { EmbeddedReply, EmbeddedRequest } from './embedded-protocol.js';
-import { now, type Timing } from './phases.js';
+import { now, TimingFeed } from './timing-feed.js';
 
-let timings: Timing[] = [];
-// Sent to the benchmark as they come (unasked, id 0), as a benchmark worker does: kept here through a
-// phase, they would count in the memory this process reports for the engine.
-setInterval(() => {
-  if (timings.length === 0) return;
-  process.send?.({ id: 0, timings } satisfies EmbeddedReply);
-  timings = [];
-}, 50).unref();
+// Records go to the benchmark unasked (id 0), as a benchmark worker's do (see TimingFeed).
+const feed = new TimingFeed((timings) => process.send?.({ id: 0, timings } satisfies EmbeddedReply));
 const definition = process.env.WEFT_BENCH_DEFINITION!;
 // Every run's input (W4's map items), as the parent gives it.
 const input = JSON.parse(process.env.WEFT_BENCH_INPUT ?? '{}');
@@ -36,10 +30,7 @@ const weft = createEngine({
     {
       taskType: 'bench.noop',
       run: (_input, ctx) => {
-        const start = now();
-        // A map item or loop pass is its own step: `node[iteration]`, as the engine names it.
-        const node = ctx.iteration ? `${ctx.nodeId}[${ctx.iteration}]` : ctx.nodeId;
-        timings.push([ctx.runId, node, start, now()]);
+        feed.record(ctx.runId, ctx.nodeId, ctx.iteration, now());
         return null;
       },
     },
@@ -101,11 +92,8 @@ async function answer(m: EmbeddedRequest): Promise<EmbeddedReply> {
       awaiting = [];
       return { id: m.id, at: lastResultAt };
     }
-    case 'dump': {
-      const rest = timings;
-      timings = [];
-      return { id: m.id, timings: rest };
-    }
+    case 'dump':
+      return { id: m.id, timings: feed.take() };
     case 'counters':
       return {
         id: m.id,

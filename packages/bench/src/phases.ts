@@ -2,6 +2,7 @@ import type { Json, WeftClient } from '@weft/client';
 import type postgres from 'postgres';
 import type { Timing, WorkerProcess } from './processes.js';
 import { cpuMs, postgresCpuMs, postmasterPid, quantile } from './stats.js';
+import { now } from './timing-feed.js';
 import type { Workload } from './workloads.js';
 
 /** CPU milliseconds per step: server process, worker processes, PostgreSQL. */
@@ -24,9 +25,6 @@ export interface Latency {
 }
 
 export type { Timing } from './processes.js';
-
-/** Wall-clock milliseconds with microsecond precision. */
-export const now = () => performance.timeOrigin + performance.now();
 
 /**
  * How a path starts runs: over HTTP (a server's client), or in the embedded path's own process. Start
