@@ -6,6 +6,7 @@ import { freshDatabase } from './fresh-database.js';
 import { runListBench } from './list-bench.js';
 import { chosenPaths, parseOptions } from './options.js';
 import { runPeers } from './peers/run-peers.js';
+import { workerNodeFlags } from './processes.js';
 import { runPurgeBench } from './purge-bench.js';
 import { runEmbedded } from './run-embedded.js';
 import { type Measurement, type Path, runWorkload } from './run-workload.js';
@@ -106,7 +107,7 @@ async function runWorkloads(baseUrl: string): Promise<void> {
   const json = {
     at: new Date().toISOString(),
     postgres: version,
-    options: { ...o, embeddedConcurrency },
+    options: { ...o, embeddedConcurrency, workerNodeFlags: workerNodeFlags() },
     floorStepsPerSec: floors.floor,
     floorFewStepMs: floors.floorFewMs,
     protocolFloor: floors.protocol,

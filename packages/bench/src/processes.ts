@@ -77,6 +77,22 @@ async function answering(child: ChildProcess, port: number, what: string): Promi
 /** A handler's run, node, start and end (wall-clock milliseconds), as a benchmark worker records it. */
 export type Timing = [string, string, number, number];
 
+/**
+ * The V8 flags the benchmark's workers run with: what the worker SDK's README advises for a worker whose
+ * handlers wait rather than compute, and the benchmark's handlers do no work at all. A small young generation
+ * and an early first full collection (decisions 0173 and 0186); no optimizing compiler, whose code pages and
+ * compile memory a worker of such handlers does not need (decision 0188). Extra flags come from
+ * `WEFT_BENCH_WORKER_NODE_ARGS`.
+ */
+export function workerNodeFlags(): string[] {
+  return [
+    '--max-semi-space-size=1',
+    '--initial-old-space-size=4',
+    '--no-turbofan',
+    ...(process.env.WEFT_BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  ];
+}
+
 /** A benchmark worker child process. */
 export interface WorkerProcess {
   readonly child: ChildProcess;
@@ -88,13 +104,7 @@ export interface WorkerProcess {
 /** Starts a benchmark worker process (no-op handlers) and waits until it polls. */
 export async function startWorker(url: string, name: string, concurrency: number): Promise<WorkerProcess> {
   const child = fork(WORKER, [], {
-    // As the worker SDK's README says to run a worker where memory counts (decisions 0173 and 0186).
-    execArgv: [
-      ...process.execArgv,
-      '--max-semi-space-size=1',
-      '--initial-old-space-size=4',
-      ...(process.env.WEFT_BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
-    ],
+    execArgv: [...process.execArgv, ...workerNodeFlags()],
     env: { ...process.env, WEFT_URL: url, WEFT_WORKER_NAME: name, WEFT_CONCURRENCY: String(concurrency) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -1,5 +1,6 @@
 import type { BenchOptions } from './options.js';
 import type { CpuPerStep, Latency } from './phases.js';
+import { workerNodeFlags } from './processes.js';
 import type { ProtocolFloor } from './protocol-floor.js';
 import type { Measurement } from './run-workload.js';
 import type { PathRatio } from './summary.js';
@@ -183,7 +184,7 @@ function notes(t: TableInput): string[] {
       `Floor with ${o.few} runs in flight over ${o.workers} connection(s), as in "few": ${t.floorFewMs.toFixed(2)} ms a step (mean), with no HTTP and no engine.`,
     );
   out.push(
-    `Medians of ${o.repeat} run(s); ${o.workers} worker processes x ${o.concurrency} concurrent tasks.`,
+    `Medians of ${o.repeat} run(s); ${o.workers} worker processes x ${o.concurrency} concurrent tasks, each run as node ${workerNodeFlags().join(' ')}.`,
   );
   return out;
 }

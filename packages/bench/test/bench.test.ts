@@ -113,6 +113,11 @@ describe('npm run bench', () => {
       expect(r.commitsPerStep).toBeCloseTo(embedded.commitsPerStep / server.commitsPerStep, 9);
     }
     expect(results.options.embeddedConcurrency).toBe(16);
+    // The flags the worker processes ran with are printed and kept, as the worker SDK's README advises them
+    // for handlers that wait (decision 0188).
+    const flags = '--max-semi-space-size=1 --initial-old-space-size=4 --no-turbofan';
+    expect(stdout).toContain(`each run as node ${flags}.`);
+    expect(results.options.workerNodeFlags.join(' ')).toBe(flags);
     expect(stdout).toMatch(/W2\s+emb\/srv\s+x\d/);
     expect(results.floorStepsPerSec).toBeGreaterThan(0);
     expect(results.floorFewStepMs).toBeGreaterThan(0);
