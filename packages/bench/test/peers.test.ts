@@ -73,6 +73,8 @@ describe('npm run bench -- --peers', () => {
       /round\s+workload\s+Weft server steps\/s\s+Weft embedded steps\/s\s+DBOS steps\/s\s+Weft server\/DBOS\s+Weft embedded\/DBOS/,
     );
     expect(stdout).toMatch(/DBOS: version: @dbos-inc\/dbos-sdk 5\.3\.0; .*synchronous_commit=\w+/);
+    // Weft's worker processes run with the flags the worker SDK's README advises for handlers that wait.
+    expect(stdout).toMatch(/Weft server: .*worker processes over HTTP \(node [^)]*--no-turbofan\)/);
     expect(results.skipped.BullMQ).toMatch(/no Redis answered/);
     expect(results.failed).toEqual({});
     expect(results.rounds.map((r: Round) => `${r.round}${r.workload}`)).toEqual(['1W1', '1W2', '2W1', '2W2']);

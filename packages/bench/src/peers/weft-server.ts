@@ -2,7 +2,7 @@ import { WeftClient } from '@weft/client';
 import { connect, freePort } from '@weft/postgres';
 import { dropDatabase, freshDatabase } from '../fresh-database.js';
 import { startBurst } from '../phases.js';
-import { startServer, startWorker, type WorkerProcess } from '../processes.js';
+import { startServer, startWorker, type WorkerProcess, workerNodeFlags } from '../processes.js';
 import type { Workload } from '../workloads.js';
 import {
   type Contender,
@@ -27,7 +27,7 @@ export function weftServer(env: PeerEnv): Contender {
     async settings() {
       return {
         version: `@weft/server ${await installed('@weft/server')} (this checkout)`,
-        processes: `1 server + ${env.workers} worker processes over HTTP`,
+        processes: `1 server + ${env.workers} worker processes over HTTP (node ${workerNodeFlags().join(' ')})`,
         concurrency: `${env.concurrency} tasks per worker process`,
         pool: 'weft server default (20 connections)',
         durability: `PostgreSQL, ${await synchronousCommit(env.baseUrl)}`,
