@@ -136,8 +136,14 @@ export function evolve(state: DecisionState, actions: readonly Action[]): Decisi
   return { ...state, run, tasks };
 }
 
+/** The task map an action changes: a `Map`, or a decision's overlay of its state (see TaskOverlay). */
+export interface MutableTasks extends Iterable<[string, TaskState | null]> {
+  get(key: string): TaskState | null | undefined;
+  set(key: string, value: TaskState | null): unknown;
+}
+
 /** Applies one action to a mutable task map; returns the run as it is after the action. */
-export function applyAction(tasks: Map<string, TaskState | null>, run: RunView, action: Action): RunView {
+export function applyAction(tasks: MutableTasks, run: RunView, action: Action): RunView {
   switch (action.kind) {
     case 'create_task': {
       const key = taskKey(action.nodeId, action.iteration);
@@ -170,7 +176,8 @@ export function applyAction(tasks: Map<string, TaskState | null>, run: RunView, 
       return run;
     }
     case 'cancel_open_work':
-      for (const [key, task] of tasks) {
+      // Listed first: an overlay would go on to list the rows set here.
+      for (const [key, task] of [...tasks]) {
         if (task && (task.status === 'waiting' || task.status === 'queued' || task.status === 'running')) {
           tasks.set(key, { ...task, status: 'cancelled' });
         }

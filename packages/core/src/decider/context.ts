@@ -12,6 +12,7 @@ import {
   type TaskState,
   taskKey,
 } from './state.js';
+import { TaskOverlay } from './task-overlay.js';
 
 /** Builds the graph traversal a decision context hands to its handlers. */
 export type FlowFactory = (ctx: DecisionContext) => Flow;
@@ -25,7 +26,8 @@ export class DecisionContext {
   readonly actions: Action[] = [];
   /** Graph movement for handlers: starting nodes, passing control on, ending the run. */
   readonly flow: Flow;
-  private readonly tasks: Map<string, TaskState | null>;
+  /** The state given, never changed, under this decision's changes (see TaskOverlay). */
+  private readonly tasks: TaskOverlay;
   private readonly mailboxes: Map<string, Mailbox | null>;
   private runView: RunView;
   private readonly complete: boolean;
@@ -37,7 +39,7 @@ export class DecisionContext {
     readonly options: DecideOptions,
     private readonly makeFlow: FlowFactory,
   ) {
-    this.tasks = new Map(state.tasks);
+    this.tasks = TaskOverlay.over(state.tasks);
     this.mailboxes = new Map(state.mailboxes ?? []);
     this.runView = state.run;
     this.complete = state.complete === true;
@@ -56,6 +58,15 @@ export class DecisionContext {
   /** The latest attempt of a node instance; null when none exists; throws MissingState if not loaded. */
   task(nodeId: string, iteration: string): TaskState | null {
     return lookupTask({ run: this.runView, tasks: this.tasks }, nodeId, iteration);
+  }
+
+  /**
+   * As `task`, but undefined instead of a throw when the instance was not loaded: for a caller that reads
+   * many and asks for all the missing ones at once (see loadAll), without an error built for each.
+   */
+  taskIfLoaded(nodeId: string, iteration: string): TaskState | null | undefined {
+    const key = taskKey(nodeId, iteration);
+    return this.tasks.has(key) ? (this.tasks.get(key) ?? null) : undefined;
   }
 
   /**

@@ -139,12 +139,9 @@ export function loadAll(
   const missing: { nodeId: string; iteration: string }[] = [];
   const out: (TaskState | null)[] = [];
   for (const key of keys) {
-    try {
-      out.push(ctx.task(key.nodeId, key.iteration));
-    } catch (e) {
-      if (!(e instanceof MissingState)) throw e;
-      missing.push(...e.keys);
-    }
+    const task = ctx.taskIfLoaded(key.nodeId, key.iteration);
+    if (task === undefined) missing.push({ nodeId: key.nodeId, iteration: key.iteration });
+    else out.push(task);
   }
   if (missing.length > 0) throw new MissingState(missing);
   return out;
