@@ -176,8 +176,7 @@ export function applyAction(tasks: MutableTasks, run: RunView, action: Action): 
       return run;
     }
     case 'cancel_open_work':
-      // Listed first: an overlay would go on to list the rows set here.
-      for (const [key, task] of [...tasks]) {
+      for (const [key, task] of tasks) {
         if (task && (task.status === 'waiting' || task.status === 'queued' || task.status === 'running')) {
           tasks.set(key, { ...task, status: 'cancelled' });
         }

@@ -22,7 +22,7 @@ export class TaskOverlay implements ReadonlyMap<string, TaskState | null> {
   /** A fresh overlay on `base`, which it never changes (flattened first when the stack is deep). */
   static over(base: ReadonlyMap<string, TaskState | null>): TaskOverlay {
     const depth = base instanceof TaskOverlay ? base.depth + 1 : 0;
-    return depth > MAX_DEPTH ? new TaskOverlay(flatten(base), 0) : new TaskOverlay(base, depth);
+    return depth > MAX_DEPTH ? new TaskOverlay(TaskOverlay.flatten(base), 0) : new TaskOverlay(base, depth);
   }
 
   get(key: string): TaskState | null | undefined {
@@ -40,50 +40,46 @@ export class TaskOverlay implements ReadonlyMap<string, TaskState | null> {
   }
 
   get size(): number {
-    return flatten(this).size;
+    return TaskOverlay.flatten(this).size;
   }
 
-  /** The whole state as one map, copied: reading it all is rare in a decision (a run's end, a cancel). */
+  /** Walks a copy of the whole state: reading it all is rare in a decision (a run's end, a cancel). */
   entries(): MapIterator<[string, TaskState | null]> {
-    return flatten(this).entries();
+    return TaskOverlay.flatten(this).entries();
   }
 
   keys(): MapIterator<string> {
-    return flatten(this).keys();
+    return TaskOverlay.flatten(this).keys();
   }
 
   values(): MapIterator<TaskState | null> {
-    return flatten(this).values();
+    return TaskOverlay.flatten(this).values();
   }
 
   forEach(
     fn: (value: TaskState | null, key: string, map: ReadonlyMap<string, TaskState | null>) => void,
     thisArg?: unknown,
   ): void {
-    for (const [key, value] of flatten(this)) fn.call(thisArg, value, key, this);
+    for (const [key, value] of TaskOverlay.flatten(this)) fn.call(thisArg, value, key, this);
   }
 
   [Symbol.iterator](): MapIterator<[string, TaskState | null]> {
     return this.entries();
   }
 
-  /** The maps of a stack, the bottom one first: its first base, then each overlay's own changes. */
-  static layers(top: ReadonlyMap<string, TaskState | null>): ReadonlyMap<string, TaskState | null>[] {
-    const out: ReadonlyMap<string, TaskState | null>[] = [];
+  /**
+   * One map with what a stack of overlays reads as (a copy: the caller may change it): the bottom map
+   * copied, then each overlay's own changes set on it from the bottom up.
+   */
+  private static flatten(top: ReadonlyMap<string, TaskState | null>): Map<string, TaskState | null> {
+    const layers: ReadonlyMap<string, TaskState | null>[] = [];
     let at = top;
     while (at instanceof TaskOverlay) {
-      out.push(at.own);
+      layers.push(at.own);
       at = at.base;
     }
-    out.push(at);
-    return out.reverse();
+    const out = new Map(at);
+    for (let i = layers.length - 1; i >= 0; i--) for (const [key, value] of layers[i]!) out.set(key, value);
+    return out;
   }
-}
-
-/** One map with what a stack of overlays reads as: the bottom map copied, each layer's changes set on it. */
-function flatten(top: ReadonlyMap<string, TaskState | null>): Map<string, TaskState | null> {
-  const [bottom, ...above] = TaskOverlay.layers(top);
-  const out = new Map(bottom);
-  for (const layer of above) for (const [key, value] of layer) out.set(key, value);
-  return out;
 }
