@@ -123,6 +123,27 @@ await client.close();
   );
 
   it(
+    '@weft/postgres installed from its tarball carries the driver with the fixes for database restarts',
+    async () => {
+      const app = project('store-app');
+      folders.push(app);
+      await install(app, ['@weft/core', '@weft/engine', '@weft/postgres']);
+      // Node resolves `postgres` from @weft/postgres's own node_modules first: that copy is the one it runs.
+      const bundled = join(app, 'node_modules', '@weft', 'postgres', 'node_modules', 'postgres');
+      const patch = readFileSync(join(repo, 'patches', 'postgres+3.4.9.patch'), 'utf8');
+      const patched = [...patch.matchAll(/^\+\+\+ b\/node_modules\/postgres\/(.+)$/gm)].map((m) => m[1]!);
+      expect(patched).toContain('src/connection.js');
+      for (const file of patched) {
+        const installed = readFileSync(join(bundled, file), 'utf8');
+        expect(installed, file).toBe(readFileSync(join(repo, 'node_modules', 'postgres', file), 'utf8'));
+      }
+      // The same text as the repository's install, and that install is the patched one.
+      expect(readFileSync(join(bundled, 'src', 'index.js'), 'utf8')).toContain('c.onclose = e => {');
+    },
+    INSTALL_BOUND_MS,
+  );
+
+  it(
     'the weft command, core and the embedded engine install and run without embedded PostgreSQL',
     async () => {
       const app = project('cli-app');
