@@ -1,5 +1,6 @@
 import net from 'node:net';
 import postgres, { type Sql } from 'postgres';
+import { observeStatements } from './observe-statements.js';
 
 /** Options for a Weft connection pool. */
 export interface ConnectOptions {
@@ -7,7 +8,10 @@ export interface ConnectOptions {
   readonly max?: number;
   /** Name shown in pg_stat_activity. */
   readonly applicationName?: string;
-  /** Called with the text of every statement sent (for tests and diagnostics that count statements). */
+  /**
+   * Called with the text of every statement Weft's code sends through the pool (a tagged template's text with
+   * `$n` for its values, or `unsafe`'s text): for the statements metric and for tests that read statements.
+   */
   readonly onStatement?: (query: string) => void;
   /** Called with every notice PostgreSQL sends (for tests that read what the server logs to the client). */
   readonly onNotice?: (notice: { message?: string }) => void;
@@ -19,6 +23,11 @@ export interface ConnectOptions {
  * and with Nagle on, each waits for the previous one's acknowledgement.
  */
 export function connect(url: string, options: ConnectOptions = {}): Sql {
+  const sql = openPool(url, options);
+  return options.onStatement ? observeStatements(sql, options.onStatement) : sql;
+}
+
+function openPool(url: string, options: ConnectOptions): Sql {
   // libpq's `?host=/path/to/socket-dir` selects a Unix-domain socket; the driver wants it as an option.
   const parsed = new URL(url);
   const socketDir = parsed.searchParams.get('host');
@@ -62,7 +71,6 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
       datestyle: 'ISO, MDY',
     },
     transform: { undefined: null, column: { from: postgres.toCamel } },
-    ...(options.onStatement ? { debug: (_: number, query: string) => options.onStatement?.(query) } : {}),
     // The driver supports a socket factory but its types do not declare it.
     ...({ socket: openSocket } as object),
   });

@@ -112,6 +112,16 @@ describe('GET /metrics', () => {
     expect(families(text).filter((f) => /^weft_(process|nodejs)_/.test(f))).toEqual([]);
   });
 
+  it('counts the statements the server sends to PostgreSQL', async () => {
+    const before = sampleValue((await scrape()).all, 'weft_db_statements_total') ?? 0;
+    await completedRun();
+    const sent = sampleValue((await scrape()).all, 'weft_db_statements_total')! - before;
+    // A start, two polls, two reports and a read: each a transaction or a read of a few statements (and the
+    // background loops' statements meanwhile), not none and not hundreds.
+    expect(sent).toBeGreaterThanOrEqual(12);
+    expect(sent).toBeLessThan(400);
+  });
+
   it('reads queued and running tasks, open human tasks and due timers from PostgreSQL', async () => {
     await t.call('POST', '/v1/runs', { definition: 'idle', input: {} });
     await t.call('POST', '/v1/runs', { definition: 'ask', input: {} });
