@@ -9,7 +9,7 @@
 //   node scripts/bundle-driver.mjs copy     (prepack) checks the patch is applied, then copies
 //   node scripts/bundle-driver.mjs remove   (postpack) removes the copy
 
-import { cpSync, existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -58,12 +58,20 @@ function copy() {
       );
     }
   }
-  rmSync(bundledCopy, { recursive: true, force: true });
-  cpSync(rootCopy, bundledCopy, { recursive: true });
+  // Node resolves `postgres` from this folder first while the copy is there (tests of the repository may
+  // load Weft meanwhile): it appears and goes whole, by renaming, never half-written or half-removed.
+  remove();
+  const staging = join(bundledDir, `.postgres-${process.pid}`);
+  cpSync(rootCopy, staging, { recursive: true });
+  renameSync(staging, bundledCopy);
 }
 
 function remove() {
-  rmSync(bundledCopy, { recursive: true, force: true });
+  if (existsSync(bundledCopy)) {
+    const leaving = join(bundledDir, `.postgres-removed-${process.pid}`);
+    renameSync(bundledCopy, leaving);
+    rmSync(leaving, { recursive: true, force: true });
+  }
   if (existsSync(bundledDir) && readdirSync(bundledDir).length === 0) rmdirSync(bundledDir);
 }
 
