@@ -148,7 +148,9 @@ describe('the published packages', () => {
       await install(app, ['@weft/core', '@weft/engine', '@weft/postgres']);
       // Node resolves `postgres` from @weft/postgres's own node_modules first: that copy is the one it runs.
       const bundled = join(app, 'node_modules', '@weft', 'postgres', 'node_modules', 'postgres');
-      const patch = readFileSync(join(repo, 'patches', 'postgres+3.4.9.patch'), 'utf8');
+      const pinned = JSON.parse(readFileSync(join(repo, 'packages', 'postgres', 'package.json'), 'utf8'))
+        .dependencies.postgres;
+      const patch = readFileSync(join(repo, 'patches', `postgres+${pinned}.patch`), 'utf8');
       const patched = [...patch.matchAll(/^\+\+\+ b\/node_modules\/postgres\/(.+)$/gm)].map((m) => m[1]!);
       expect(patched).toContain('src/connection.js');
       for (const file of patched) {

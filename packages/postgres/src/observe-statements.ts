@@ -11,11 +11,7 @@ type AnyFn = (...args: unknown[]) => unknown;
  * it makes the errors of failed statements carry their parameters as enumerable properties, which a logger
  * then writes out with the error (test: "a statement's values stay out of a failed statement's error").
  */
-export function observeStatements(sql: Sql, observe: Observer): Sql {
-  return observed(sql, observe);
-}
-
-function observed<T extends AnyFn>(target: T, observe: Observer): T {
+export function observeStatements<T extends Sql | AnyFn>(target: T, observe: Observer): T {
   return new Proxy(target, {
     apply(fn, self, args) {
       const strings = args[0] as TemplateStringsArray | undefined;
@@ -33,7 +29,7 @@ function observed<T extends AnyFn>(target: T, observe: Observer): T {
             return method.call(fn, query, ...rest);
           };
         case 'reserve':
-          return async () => observed((await method.call(fn)) as AnyFn, observe);
+          return async () => observeStatements((await method.call(fn)) as AnyFn, observe);
         case 'begin':
         case 'savepoint':
           // The callback, given or after a name or options, gets the transaction's `sql` observed too.
@@ -41,7 +37,7 @@ function observed<T extends AnyFn>(target: T, observe: Observer): T {
             method.apply(
               fn,
               args.map((a) =>
-                typeof a === 'function' ? (tx: AnyFn) => (a as AnyFn)(observed(tx, observe)) : a,
+                typeof a === 'function' ? (tx: AnyFn) => (a as AnyFn)(observeStatements(tx, observe)) : a,
               ),
             );
         default:
